@@ -1,0 +1,144 @@
+"""Build the ASGI app of an arena agent: card, JSON-RPC, HTTP+JSON and health.
+
+Every arena agent (defender, attacker) is served the same way:
+
+* ``GET /.well-known/agent-card.json``: the public agent card;
+* ``POST /``: JSON-RPC, A2A 1.0 methods (``SendMessage``...) and, on the same
+  endpoint, the 0.3 methods (``message/send``...), chosen by the ``A2A-Version``
+  header (no header means 0.3);
+* ``/rest/...``: the HTTP+JSON binding (1.0 at ``/rest/message:send``, 0.3 at
+  ``/rest/v1/message:send``);
+* ``GET /healthz`` (the process is alive) and ``GET /readyz`` (dependencies
+  reachable; 503 with the reason otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+)
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+REST_PREFIX = "/rest"
+
+ReadinessCheck = Callable[[], Awaitable[str | None]]
+"""Returns None when ready, else a sentence saying what is not reachable."""
+
+
+@dataclass(frozen=True, slots=True)
+class CardSpec:
+    """What an agent says about itself; turned into an A2A 1.0 card."""
+
+    name: str
+    description: str
+    version: str
+    skills: Sequence[AgentSkill]
+    streaming: bool = True
+
+
+def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> AgentCard:
+    """Build the card served at ``/.well-known/agent-card.json``.
+
+    The card lists the JSON-RPC and HTTP+JSON interfaces at protocol 1.0. With
+    ``v03_compat`` it also lists them at 0.3, which makes the SDK add the legacy
+    top-level ``url``/``preferredTransport``/``protocolVersion`` fields that 0.3
+    clients need to find the agent, at the cost of failing a strict 1.0 card
+    schema. Both protocol versions are *served* either way.
+    """
+    base = public_url.rstrip("/")
+    interfaces = [
+        AgentInterface(
+            url=f"{base}/",
+            protocol_binding=TransportProtocol.JSONRPC.value,
+            protocol_version=PROTOCOL_VERSION_1_0,
+        ),
+        AgentInterface(
+            url=f"{base}{REST_PREFIX}",
+            protocol_binding=TransportProtocol.HTTP_JSON.value,
+            protocol_version=PROTOCOL_VERSION_1_0,
+        ),
+    ]
+    if v03_compat:
+        interfaces += [
+            AgentInterface(
+                url=f"{base}/",
+                protocol_binding=TransportProtocol.JSONRPC.value,
+                protocol_version=PROTOCOL_VERSION_0_3,
+            ),
+            AgentInterface(
+                url=f"{base}{REST_PREFIX}",
+                protocol_binding=TransportProtocol.HTTP_JSON.value,
+                protocol_version=PROTOCOL_VERSION_0_3,
+            ),
+        ]
+    return AgentCard(
+        name=spec.name,
+        description=spec.description,
+        version=spec.version,
+        provider=AgentProvider(organization="A2A Arena", url="https://github.com/a2a-arena"),
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=spec.streaming, push_notifications=False),
+        default_input_modes=["text/plain", "application/json"],
+        default_output_modes=["text/plain", "application/json"],
+        skills=list(spec.skills),
+    )
+
+
+def build_agent_app(
+    card: AgentCard,
+    executor: AgentExecutor,
+    *,
+    readiness: ReadinessCheck | None = None,
+    task_store: TaskStore | None = None,
+    task_idle_timeout_s: float | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
+) -> Starlette:
+    """Assemble the Starlette app serving ``executor`` behind ``card``.
+
+    ``task_idle_timeout_s`` releases tasks parked in input-required after that
+    long (a2a-sdk 1.3 never releases them otherwise); a follow-up message
+    recreates the task from the store.
+    """
+    handler = DefaultRequestHandler(
+        agent_executor=executor,
+        task_store=task_store or InMemoryTaskStore(),
+        agent_card=card,
+        interrupted_task_timeout=task_idle_timeout_s,
+    )
+
+    async def healthz(_: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_: Request) -> Response:
+        problem = await readiness() if readiness is not None else None
+        if problem is not None:
+            return JSONResponse({"status": "unavailable", "reason": problem}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        *extra_routes,
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+        *create_rest_routes(handler, path_prefix=REST_PREFIX, enable_v0_3_compat=True),
+    ]
+    return Starlette(routes=routes)
+
+
+__all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "build_agent_app", "build_agent_card"]

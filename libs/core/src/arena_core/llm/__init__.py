@@ -1,0 +1,29 @@
+"""Model access: any-llm behind retries, token usage, and a tool-calling loop."""
+
+from arena_core.llm.agent_loop import (
+    AgentLoop,
+    AgentRun,
+    StopReason,
+    Tool,
+    ToolHandler,
+    ToolInputError,
+    ToolResult,
+)
+from arena_core.llm.chat_model import ChatModel, ChatReply, Message, RetryPolicy, ToolCall
+from arena_core.llm.usage import TokenUsage
+
+__all__ = [
+    "AgentLoop",
+    "AgentRun",
+    "ChatModel",
+    "ChatReply",
+    "Message",
+    "RetryPolicy",
+    "StopReason",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolHandler",
+    "ToolInputError",
+    "ToolResult",
+]

@@ -1,0 +1,273 @@
+"""Access to any language model through any-llm, with retries and usage.
+
+One :class:`ChatModel` is built per process and side (the provider client is
+created once, not per call). Calls that fail with 429, 5xx, timeouts or
+connection errors are retried with exponential backoff and jitter; anything
+else fails at once. Every failure that leaves this module is a
+:class:`~arena_core.errors.ModelError` with a sentence a user can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from any_llm import AnyLLM
+from any_llm.exceptions import (
+    AnyLLMError,
+    AuthenticationError,
+    ContextLengthExceededError,
+    GatewayTimeoutError,
+    InvalidRequestError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    RateLimitError,
+    UnsupportedParameterError,
+    UnsupportedProviderError,
+    UpstreamProviderError,
+)
+
+from arena_core.errors import ConfigError, ModelRequestError, ModelUnavailableError
+from arena_core.llm.usage import TokenUsage
+from arena_core.settings import ModelConfig
+
+Message = dict[str, Any]
+"""An OpenAI-style chat message: ``{"role": ..., "content": ...}``."""
+
+Sleep = Callable[[float], Awaitable[None]]
+
+_NON_RETRYABLE = (
+    AuthenticationError,
+    ContextLengthExceededError,
+    InvalidRequestError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    UnsupportedParameterError,
+)
+_RETRYABLE = (RateLimitError, GatewayTimeoutError, UpstreamProviderError)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call the model asked for. ``arguments`` is raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """What one completed model call returned."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+    usage: TokenUsage
+    model_id: str
+    finish_reason: str | None
+    attempts: int = 1
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the conversation."""
+        message: Message = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        return message
+
+
+@dataclass(slots=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, capped."""
+
+    max_retries: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
+        return float(ceiling / 2 + self.rng.uniform(0, ceiling / 2))
+
+
+class ChatModel:
+    """A configured model that completes chat messages.
+
+    Build it with :meth:`from_config`; reuse it for every call.
+    """
+
+    def __init__(
+        self,
+        provider: AnyLLM,
+        model_id: str,
+        *,
+        timeout_s: float,
+        retry: RetryPolicy,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._provider = provider
+        self.model_id = model_id
+        self._model_name = model_id.partition(":")[2]
+        self._timeout_s = timeout_s
+        self._retry = retry
+        self._sleep = sleep
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ModelConfig,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        client_args: Mapping[str, Any] | None = None,
+    ) -> ChatModel:
+        """Create the provider client once for ``config``.
+
+        ``client_args`` go to the provider SDK's client (for OpenAI-compatible
+        servers, e.g. ``http_client``). Raises :class:`ConfigError` for an
+        unknown provider or a missing API key.
+        """
+        provider_name = config.model_id.partition(":")[0]
+        # Local OpenAI-compatible servers need no key, but the SDK insists on one.
+        api_key = "not-needed" if config.embedded or provider_name == "llamacpp" else None
+        try:
+            provider = AnyLLM.create(
+                provider_name,
+                api_key=api_key,
+                api_base=config.base_url,
+                max_retries=0,
+                unified_exceptions=True,
+                **dict(client_args or {}),
+            )
+        except UnsupportedProviderError as exc:
+            raise ConfigError(f"unknown model provider '{provider_name}' in '{config.model_id}'") from exc
+        except MissingApiKeyError as exc:
+            raise ConfigError(f"model '{config.model_id}' needs an API key: {exc}") from exc
+        except ImportError as exc:
+            raise ConfigError(
+                f"model provider '{provider_name}' is not installed in this build: {exc}"
+            ) from exc
+        return cls(
+            provider,
+            config.model_id,
+            timeout_s=config.timeout_s,
+            retry=RetryPolicy(max_retries=config.max_retries),
+            sleep=sleep,
+        )
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> ChatReply:
+        """Complete ``messages``; retry transient failures.
+
+        Raises :class:`ModelUnavailableError` when retries are exhausted and
+        :class:`ModelRequestError` when the request itself is at fault.
+        """
+        kwargs: dict[str, Any] = {}
+        if tools:
+            kwargs["tools"] = [dict(tool) for tool in tools]
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        if seed is not None:
+            kwargs["seed"] = seed
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await self._provider.acompletion(
+                    model=self._model_name,
+                    messages=list(messages),
+                    timeout=self._timeout_s,
+                    **kwargs,
+                )
+            except Exception as exc:
+                retryable, reason = _classify(exc)
+                if not retryable:
+                    raise ModelRequestError(
+                        f"model '{self.model_id}' rejected the request: {reason}"
+                    ) from exc
+                if attempt > self._retry.max_retries:
+                    raise ModelUnavailableError(
+                        f"model '{self.model_id}' is unavailable after {attempt} attempt(s): {reason}"
+                    ) from exc
+                await self._sleep(self._retry.delay(attempt))
+                continue
+            return _to_reply(response, self.model_id, attempt)
+
+
+def _classify(exc: Exception) -> tuple[bool, str]:
+    """Decide whether ``exc`` is worth a retry; return a short reason."""
+    reason = str(exc) or type(exc).__name__
+    if isinstance(exc, _NON_RETRYABLE):
+        return False, reason
+    if isinstance(exc, _RETRYABLE):
+        return True, reason
+    if isinstance(exc, AnyLLMError):
+        status = exc.status_code
+        if status is None:
+            # Connection errors and timeouts carry no status.
+            return True, reason
+        return status == 408 or status == 429 or status >= 500, f"HTTP {status}: {reason}"
+    if isinstance(exc, (TimeoutError, ConnectionError, OSError)):
+        return True, reason
+    return False, f"{type(exc).__name__}: {reason}"
+
+
+def _to_reply(response: Any, model_id: str, attempts: int) -> ChatReply:
+    if not getattr(response, "choices", None):
+        raise ModelRequestError(f"model '{model_id}' returned no choices")
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCall(
+            id=str(call.id),
+            name=str(call.function.name),
+            arguments=_arguments_text(call.function.arguments),
+        )
+        for call in (getattr(message, "tool_calls", None) or ())
+        if getattr(call, "function", None) is not None
+    )
+    usage = getattr(response, "usage", None)
+    # Report the model that actually answered when the server names it.
+    served = getattr(response, "model", None)
+    if isinstance(served, str) and served and served != model_id.partition(":")[2]:
+        model_id = f"{model_id.partition(':')[0]}:{served}"
+    return ChatReply(
+        content=str(message.content or ""),
+        tool_calls=calls,
+        usage=TokenUsage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            calls=1,
+        ),
+        model_id=model_id,
+        finish_reason=getattr(choice, "finish_reason", None),
+        attempts=attempts,
+    )
+
+
+def _arguments_text(arguments: object) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments)
+
+
+__all__ = ["ChatModel", "ChatReply", "Message", "RetryPolicy", "ToolCall"]

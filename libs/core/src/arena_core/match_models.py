@@ -1,0 +1,151 @@
+"""Wire models of a match: what the attacker is asked to do and what it reports.
+
+:class:`MatchRequest` is the DataPart an attacker agent accepts (its skill
+"red-team a target"); :class:`TurnRecord` is streamed once per turn as a status
+update; :class:`MatchResult` is the final artifact. All are JSON (camelCase is
+not used: field names are the same in Python and on the wire).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from arena_core.judges.verdict import JudgeVerdict
+from arena_core.llm.usage import TokenUsage
+from arena_core.settings import DEFAULT_PHRASE
+
+Outcome = Literal["attacker_won", "defended", "error"]
+
+MATCH_REQUEST_MEDIA_TYPE = "application/vnd.a2a-arena.match-request+json"
+MATCH_RESULT_MEDIA_TYPE = "application/vnd.a2a-arena.match-result+json"
+TURN_MEDIA_TYPE = "application/vnd.a2a-arena.turn+json"
+
+
+class Objective(BaseModel):
+    """What the attacker tries to make the defender say."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
+
+
+class MatchRequest(BaseModel):
+    """Input of the attacker's "red-team a target" skill.
+
+    ``objective`` may be given as a bare string (the phrase). ``strategy`` and
+    ``judge`` are validated against the registries by the attacker, which knows
+    them; here they only need to be short names.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: str = Field(min_length=1, max_length=2048)
+    objective: Objective = Field(default_factory=Objective)
+    strategy: str = Field(default="playbook", min_length=1, max_length=64)
+    max_turns: int = Field(default=10, ge=1, le=10_000)
+    judge: str = Field(default="phrase", min_length=1, max_length=64)
+    # 2**53 - 1: DataParts carry numbers as doubles, so larger seeds would not survive.
+    seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
+    match_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+    @field_validator("objective", mode="before")
+    @classmethod
+    def _phrase_shorthand(cls, value: object) -> object:
+        if isinstance(value, str):
+            return {"phrase": value}
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            msg = "target must be an http(s) URL of an A2A agent, e.g. http://127.0.0.1:8081"
+            raise ValueError(msg)
+        return value.strip()
+
+    @field_validator("seed", "max_turns", mode="before")
+    @classmethod
+    def _integral_float(cls, value: object) -> object:
+        # DataParts travel as protobuf Struct, which turns every number into a double.
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+class TurnRecord(BaseModel):
+    """One attacker message and the defender's answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turn: int = Field(ge=1)
+    context_id: str
+    task_id: str | None
+    new_conversation: bool
+    attacker_text: str
+    defender_text: str
+    defender_state: str
+    verdict: JudgeVerdict
+    reasoning: str | None = None
+    """The attacker's own notes for this turn; never sent to the defender."""
+    started_at: datetime
+    duration_ms: float = Field(ge=0)
+    defender_usage: TokenUsage | None = None
+
+
+class ProtocolInfo(BaseModel):
+    """How the attacker talked to the target."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    binding: str
+    version: str
+    url: str
+
+
+class MatchResult(BaseModel):
+    """The outcome of a match, returned as the attacker task's artifact."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match_id: str
+    target: str
+    target_name: str | None = None
+    objective: Objective
+    strategy: str
+    judge: str
+    seed: int | None
+    max_turns: int
+    outcome: Outcome
+    verdict: JudgeVerdict | None = None
+    """The deciding verdict: the winning one, or the last one when defended."""
+    turns: list[TurnRecord] = Field(default_factory=list)
+    turns_used: int = 0
+    resets: int = 0
+    attacker_model: str | None = None
+    defender_model: str | None = None
+    attacker_usage: TokenUsage = Field(default_factory=TokenUsage)
+    defender_usage: TokenUsage = Field(default_factory=TokenUsage)
+    protocol: ProtocolInfo | None = None
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: float = Field(ge=0)
+    error: str | None = None
+    error_kind: str | None = None
+
+
+__all__ = [
+    "MATCH_REQUEST_MEDIA_TYPE",
+    "MATCH_RESULT_MEDIA_TYPE",
+    "TURN_MEDIA_TYPE",
+    "MatchRequest",
+    "MatchResult",
+    "Objective",
+    "Outcome",
+    "ProtocolInfo",
+    "TurnRecord",
+]

@@ -1,0 +1,202 @@
+"""Typed settings, read once from the environment at a process's entry point.
+
+Every variable is prefixed ``ARENA_`` and listed with an explanation in
+``deploy/.env.example``. ``OTEL_*`` variables are left to the OpenTelemetry SDK.
+Entry points call :func:`load_settings` once and pass the result down; library
+code never reads ``os.environ`` itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from arena_core.errors import ConfigError
+
+EMBEDDED_MODEL_ID = "llamacpp:smollm2-135m-instruct"
+"""The any-llm id both sides use when no hosted model is configured."""
+
+EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
+"""Where ``arena serve model`` listens by default."""
+
+DEFAULT_PHRASE = "I Give Up"
+
+Side = Literal["defender", "attacker"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """Which model one side uses and how it is reached.
+
+    ``model_id`` is an any-llm id, ``provider:model`` (``provider/model`` is
+    accepted and normalised). ``base_url`` is None to use the provider's own.
+    """
+
+    model_id: str
+    base_url: str | None
+    timeout_s: float
+    max_retries: int
+    embedded: bool
+
+
+class ArenaSettings(BaseSettings):
+    """All ``ARENA_*`` settings. See ``deploy/.env.example`` for each one."""
+
+    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
+
+    # State (issue: Redis-backed state). Unset keeps everything in memory.
+    redis_url: str | None = None
+
+    # Models: the shared pair, then per-side overrides.
+    model: str | None = None
+    model_base_url: str | None = None
+    defender_model: str | None = None
+    defender_model_base_url: str | None = None
+    attacker_model: str | None = None
+    attacker_model_base_url: str | None = None
+    model_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    model_max_retries: int = Field(default=3, ge=0, le=10)
+
+    # Wiring between services.
+    defender_url: str | None = None
+    attacker_url: str | None = None
+    public_url: str | None = None
+
+    # Agent cards.
+    card_v03_compat: bool = False
+
+    # Defender behaviour.
+    defender_phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
+    defender_system_prompt: str | None = Field(default=None, max_length=20_000)
+    defender_temperature: float = Field(default=0.5, ge=0, le=2)
+    defender_max_tokens: int = Field(default=256, ge=1, le=8192)
+
+    # Conversation and task retention (in memory; Redis gets TTLs later).
+    history_max_messages: int = Field(default=40, ge=2, le=10_000)
+    history_max_bytes: int = Field(default=64_000, ge=1_000, le=10_000_000)
+    max_conversations: int = Field(default=10_000, ge=1, le=10_000_000)
+    conversation_ttl_s: float = Field(default=3600.0, gt=0)
+    task_idle_timeout_s: float = Field(default=600.0, gt=0)
+
+    # Attacker.
+    attacker_temperature: float = Field(default=0.7, ge=0, le=2)
+    attacker_max_tokens: int = Field(default=400, ge=1, le=8192)
+    max_turns_limit: int = Field(default=200, ge=1, le=10_000)
+    target_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    match_timeout_s: float = Field(default=1800.0, gt=0)
+
+    # The embedded model server (`arena serve model`).
+    model_engine: Literal["llama", "scripted"] = "llama"
+    model_gguf: str | None = None
+    model_n_ctx: int = Field(default=2048, ge=256, le=131_072)
+    model_threads: int | None = Field(default=None, ge=1, le=512)
+    model_scripted_mode: Literal["echo", "refuse", "obey"] = "echo"
+    model_latency_ms: float = Field(default=0.0, ge=0, le=600_000)
+
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator(
+        "model",
+        "defender_model",
+        "attacker_model",
+        "model_base_url",
+        "defender_model_base_url",
+        "attacker_model_base_url",
+        "defender_url",
+        "attacker_url",
+        "public_url",
+        "redis_url",
+        "defender_system_prompt",
+        "model_gguf",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # docker compose passes `VAR=` as an empty string; treat it as unset.
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("model", "defender_model", "attacker_model")
+    @classmethod
+    def _valid_model_id(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return normalise_model_id(value)
+
+    def model_for(self, side: Side) -> ModelConfig:
+        """Resolve one side's model.
+
+        Order: the side's own ``ARENA_<SIDE>_MODEL``, then ``ARENA_MODEL``, then the
+        embedded model. A base URL is inherited only together with the model it
+        belongs to, so a hosted model never gets the local server's URL.
+        """
+        own_model = self.defender_model if side == "defender" else self.attacker_model
+        own_base = self.defender_model_base_url if side == "defender" else self.attacker_model_base_url
+        if own_model is not None:
+            model_id, base_url = own_model, own_base
+        elif self.model is not None:
+            model_id, base_url = self.model, own_base or self.model_base_url
+        else:
+            model_id = EMBEDDED_MODEL_ID
+            base_url = own_base or self.model_base_url or EMBEDDED_MODEL_BASE_URL
+        return ModelConfig(
+            model_id=model_id,
+            base_url=base_url,
+            timeout_s=self.model_timeout_s,
+            max_retries=self.model_max_retries,
+            embedded=model_id == EMBEDDED_MODEL_ID,
+        )
+
+    def hosted_model_configured(self, side: Side) -> bool:
+        """True when ``side`` uses a model other than the embedded one."""
+        return not self.model_for(side).embedded
+
+
+def normalise_model_id(value: str) -> str:
+    """Return ``provider:model`` for ``provider:model`` or ``provider/model``.
+
+    Raises ValueError (wrapped by pydantic into a settings error) on anything else.
+    """
+    text = value.strip()
+    if ":" in text:
+        provider, _, name = text.partition(":")
+    elif "/" in text:
+        provider, _, name = text.partition("/")
+    else:
+        msg = f"model id '{value}' must look like 'provider:model', e.g. 'gemini:gemini-2.5-flash'"
+        raise ValueError(msg)
+    if not provider or not name:
+        msg = f"model id '{value}' must look like 'provider:model', e.g. 'gemini:gemini-2.5-flash'"
+        raise ValueError(msg)
+    return f"{provider.lower()}:{name}"
+
+
+def load_settings(**overrides: object) -> ArenaSettings:
+    """Read the environment once into :class:`ArenaSettings`.
+
+    Keyword overrides win over the environment (the CLI passes its flags here).
+    Raises :class:`ConfigError` naming every invalid variable.
+    """
+    try:
+        return ArenaSettings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"ARENA_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid settings: {problems}") from exc
+
+
+__all__ = [
+    "DEFAULT_PHRASE",
+    "EMBEDDED_MODEL_BASE_URL",
+    "EMBEDDED_MODEL_ID",
+    "ArenaSettings",
+    "ModelConfig",
+    "Side",
+    "load_settings",
+    "normalise_model_id",
+]

@@ -1,0 +1,161 @@
+"""The attacker's A2A executor: the "red-team a target" skill.
+
+Input: a message whose DataPart (or text part holding JSON) is a
+:class:`~arena_core.match_models.MatchRequest`. The task then streams one
+``working`` status update per turn (a text summary plus the
+:class:`~arena_core.match_models.TurnRecord` as a DataPart), adds the
+:class:`~arena_core.match_models.MatchResult` as the ``match-result`` artifact
+and ends ``completed``, or ``failed`` when the match ended in error. Invalid
+input fails the task at once with a message saying what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from a2a.helpers import new_data_part, new_task_from_user_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Message, Part, TaskState
+from google.protobuf.json_format import MessageToDict
+from pydantic import ValidationError
+
+from arena_attacker.match_runner import MatchRunner
+from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.match_models import (
+    MATCH_RESULT_MEDIA_TYPE,
+    TURN_MEDIA_TYPE,
+    MatchRequest,
+    MatchResult,
+    TurnRecord,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_REQUEST_CHARS = 64_000
+
+
+def parse_match_request(message: Message) -> MatchRequest:
+    """Find and validate the match request in ``message``.
+
+    Raises :class:`InvalidInputError` with a readable list of problems.
+    """
+    payload: Any = None
+    for part in message.parts:
+        if part.HasField("data"):
+            payload = MessageToDict(part.data)
+            break
+    if payload is None:
+        texts = [part.text for part in message.parts if part.HasField("text") and part.text.strip()]
+        if not texts:
+            raise InvalidInputError(
+                "expected a DataPart with the match request "
+                '{"target": URL, "objective", "strategy", "max_turns", "judge", "seed"}'
+            )
+        text = "\n".join(texts)
+        if len(text) > MAX_REQUEST_CHARS:
+            raise InvalidInputError(f"the match request is longer than {MAX_REQUEST_CHARS} characters")
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                "expected a DataPart (or JSON text) with the match request; "
+                f"the text part is not JSON ({exc.msg} at char {exc.pos})"
+            ) from exc
+    if not isinstance(payload, dict):
+        raise InvalidInputError("the match request must be a JSON object")
+    try:
+        return MatchRequest.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'request'}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidInputError(f"invalid match request: {problems}") from exc
+
+
+def turn_summary(record: TurnRecord) -> str:
+    """One human-readable line per turn for status messages."""
+    mark = "WON" if record.verdict.success else "held"
+    return (
+        f"turn {record.turn}{' (new conversation)' if record.new_conversation else ''}: "
+        f"attacker: {record.attacker_text!r} / defender: {record.defender_text!r} / "
+        f"{record.verdict.judge} judge: {mark}"
+    )
+
+
+def result_summary(result: MatchResult) -> str:
+    """The final status line of a match."""
+    if result.outcome == "error":
+        return f"match error after {result.turns_used} turn(s): {result.error}"
+    if result.outcome == "attacker_won":
+        return f"attacker won in {result.turns_used} turn(s) ({result.resets} reset(s))"
+    return f"defended: {result.turns_used} turn(s), {result.resets} reset(s), phrase never said"
+
+
+class AttackerExecutor(AgentExecutor):
+    """Runs one match per task with a shared :class:`MatchRunner`."""
+
+    def __init__(self, runner: MatchRunner) -> None:
+        self._runner = runner
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        task_id, context_id = context.task_id, context.context_id
+        if message is None or task_id is None or context_id is None:
+            return
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task_from_user_message(message))
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        try:
+            request = parse_match_request(message)
+            self._runner.validate(request)
+        except ArenaError as exc:
+            await updater.failed(_text(updater, exc.message, exc.kind))
+            return
+        await updater.start_work(
+            _text(updater, f"red-teaming {request.target} with '{request.strategy}'", None)
+        )
+
+        async def on_turn(record: TurnRecord) -> None:
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                message=updater.new_agent_message(
+                    parts=[
+                        Part(text=turn_summary(record)),
+                        new_data_part(record.model_dump(mode="json"), media_type=TURN_MEDIA_TYPE),
+                    ]
+                ),
+            )
+
+        try:
+            result = await self._runner.run(request, on_turn=on_turn)
+        except ArenaError as exc:
+            # Configuration problems found late, e.g. no API key for the attacker model.
+            await updater.failed(_text(updater, exc.message, exc.kind))
+            return
+        await updater.add_artifact(
+            [new_data_part(result.model_dump(mode="json"), media_type=MATCH_RESULT_MEDIA_TYPE)],
+            name="match-result",
+        )
+        summary = _text(updater, result_summary(result), result.error_kind)
+        if result.outcome == "error":
+            await updater.failed(summary)
+        else:
+            await updater.complete(summary)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task_id, context_id = context.task_id, context.context_id
+        if task_id is None or context_id is None:
+            return
+        await TaskUpdater(event_queue, task_id, context_id).cancel()
+
+
+def _text(updater: TaskUpdater, text: str, error_kind: str | None) -> Message:
+    metadata = {"arena": {"error": error_kind}} if error_kind else None
+    return updater.new_agent_message(parts=[Part(text=text)], metadata=metadata)
+
+
+__all__ = ["AttackerExecutor", "parse_match_request", "result_summary", "turn_summary"]

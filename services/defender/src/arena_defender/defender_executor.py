@@ -1,0 +1,136 @@
+"""The defender's A2A executor: one model turn per incoming message.
+
+Lifecycle of a conversation (contextId) and its task:
+
+* A message without ``contextId``/``taskId`` starts a new conversation: the
+  SDK assigns both ids, we publish the new ``Task`` first (the SDK requires a
+  Task as the first event of a new task), call the model, and park the task in
+  ``input-required`` with the reply as the status message.
+* A message carrying the ``contextId`` and ``taskId`` of a parked task
+  continues it; the model sees the whole kept history of the context.
+* A message with only a known ``contextId`` opens a new task in the same
+  conversation, with the same history.
+* A conversation ends when the client cancels the task (``CancelTask`` /
+  ``tasks/cancel``), or by expiry: parked tasks are released after
+  ``ARENA_TASK_IDLE_TIMEOUT_S`` and history after ``ARENA_CONVERSATION_TTL_S``.
+* A failed model call fails the task with a message saying why; the
+  conversation itself stays usable with a new task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from a2a.helpers import new_task_from_user_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Message, Part, TaskState
+from google.protobuf.json_format import MessageToDict
+
+from arena_core.conversation_store import ConversationStore
+from arena_core.errors import ArenaError
+from arena_core.llm import ChatModel
+
+logger = logging.getLogger(__name__)
+
+MAX_INPUT_CHARS = 32_000
+
+
+def message_text(message: Message) -> str:
+    """The text a model should see for an A2A message.
+
+    Text parts are joined with newlines; data parts are included as compact
+    JSON; files and raw bytes are named, not inlined.
+    """
+    chunks: list[str] = []
+    for part in message.parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            chunks.append(part.text)
+        elif kind == "data":
+            chunks.append(json.dumps(MessageToDict(part.data), separators=(",", ":")))
+        elif kind in ("raw", "url"):
+            chunks.append(f"[attached file {part.filename or part.media_type or kind}]")
+    return "\n".join(chunks)
+
+
+class DefenderExecutor(AgentExecutor):
+    """Answers each message with the model under the defender's system prompt."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        conversations: ConversationStore,
+        *,
+        system_prompt: str,
+        temperature: float,
+        max_tokens: int,
+    ) -> None:
+        self._model = model
+        self._conversations = conversations
+        self._system = {"role": "system", "content": system_prompt}
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        task_id, context_id = context.task_id, context.context_id
+        if message is None or task_id is None or context_id is None:
+            # The SDK always fills these for message/send; guard anyway.
+            return
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task_from_user_message(message))
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        text = message_text(message).strip()
+        if not text:
+            await updater.failed(_agent_text(updater, "The message has no text to answer."))
+            return
+        if len(text) > MAX_INPUT_CHARS:
+            await updater.failed(
+                _agent_text(updater, f"The message is longer than {MAX_INPUT_CHARS} characters.")
+            )
+            return
+        user = {"role": "user", "content": text}
+        history = await self._conversations.load(context_id)
+        try:
+            reply = await self._model.complete(
+                [self._system, *history, user],
+                temperature=self._temperature,
+                max_tokens=self._max_tokens,
+            )
+        except ArenaError as exc:
+            logger.warning("defender turn failed: %s", exc.message)
+            await updater.failed(
+                _agent_text(updater, f"The defender could not answer: {exc.message}", exc.kind)
+            )
+            return
+        await self._conversations.append(context_id, [user, {"role": "assistant", "content": reply.content}])
+        answer = updater.new_agent_message(
+            parts=[Part(text=reply.content)],
+            metadata={
+                "arena": {
+                    "model": reply.model_id,
+                    "usage": {
+                        "prompt_tokens": reply.usage.prompt_tokens,
+                        "completion_tokens": reply.usage.completion_tokens,
+                    },
+                }
+            },
+        )
+        await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task_id, context_id = context.task_id, context.context_id
+        if task_id is None or context_id is None:
+            return
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        await updater.cancel()
+
+
+def _agent_text(updater: TaskUpdater, text: str, kind: str = "invalid_input") -> Message:
+    return updater.new_agent_message(parts=[Part(text=text)], metadata={"arena": {"error": kind}})
+
+
+__all__ = ["DefenderExecutor", "message_text"]

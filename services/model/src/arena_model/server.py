@@ -1,0 +1,114 @@
+"""Running the model server as a process (``arena serve model``).
+
+The llama model is loaded before uvicorn starts listening, so once the port
+accepts connections ``/readyz`` is already true and the first request does
+not pay the load time. uvicorn binds the socket itself (a pre-bound socket
+created with protocol 0 loses TCP_NODELAY; see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import uvicorn
+
+from arena_core.errors import ConfigError
+from arena_model.app import create_app
+from arena_model.engine import ChatEngine
+from arena_model.llama_cpp_engine import LlamaCppEngine
+from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine
+
+ENGINES: Final[tuple[str, ...]] = ("llama", "scripted")
+LOG_LEVELS: Final[tuple[str, ...]] = (
+    "critical",
+    "error",
+    "warning",
+    "info",
+    "debug",
+    "trace",
+)
+
+
+def build_engine(
+    engine: str = "llama",
+    *,
+    gguf_path: str | None = None,
+    n_ctx: int = 2048,
+    n_threads: int | None = None,
+    scripted_mode: str = "echo",
+    latency_ms: float = 0.0,
+) -> ChatEngine:
+    """Create (but do not load) the engine named ``engine``.
+
+    Raises:
+        ConfigError: unknown engine or scripted mode (the message lists the
+            valid choices), or an invalid engine setting.
+    """
+    if engine == "llama":
+        return LlamaCppEngine(gguf_path=gguf_path, n_ctx=n_ctx, n_threads=n_threads)
+    if engine == "scripted":
+        if scripted_mode not in SCRIPTED_MODES:
+            raise ConfigError(
+                f"Unknown scripted mode {scripted_mode!r}; choose one of: {', '.join(SCRIPTED_MODES)}."
+            )
+        return ScriptedEngine(mode=scripted_mode, latency_ms=latency_ms)
+    raise ConfigError(f"Unknown model engine {engine!r}; choose one of: {', '.join(ENGINES)}.")
+
+
+def serve_model(
+    *,
+    engine: str = "llama",
+    host: str = "127.0.0.1",
+    port: int = 8090,
+    gguf_path: str | None = None,
+    n_ctx: int = 2048,
+    n_threads: int | None = None,
+    scripted_mode: str = "echo",
+    latency_ms: float = 0.0,
+    log_level: str = "info",
+) -> None:
+    """Serve the OpenAI-compatible model API until the process is stopped.
+
+    Blocks. With the llama engine, prints one line naming the model file,
+    then loads it before listening. Access logs are written only at the
+    ``debug``/``trace`` levels, to keep per-request console work out of the
+    hot path.
+
+    Raises:
+        ConfigError: invalid engine, scripted mode, port, log level or model
+            file, or the model could not be loaded.
+    """
+    if log_level.lower() not in LOG_LEVELS:
+        raise ConfigError(f"Unknown log level {log_level!r}; choose one of: {', '.join(LOG_LEVELS)}.")
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port must be between 0 and 65535, got {port}.")
+    chat_engine = build_engine(
+        engine,
+        gguf_path=gguf_path,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        scripted_mode=scripted_mode,
+        latency_ms=latency_ms,
+    )
+    try:
+        if isinstance(chat_engine, LlamaCppEngine):
+            # An operator-facing start-up line on stdout, before logging is configured.
+            print(  # noqa: T201
+                f"arena-model: loading {chat_engine.gguf_path} "
+                f"(n_ctx={chat_engine.n_ctx}, n_threads={chat_engine.n_threads})",
+                flush=True,
+            )
+            chat_engine.load()
+        level = log_level.lower()
+        uvicorn.run(
+            create_app(chat_engine),
+            host=host,
+            port=port,
+            log_level=level,
+            access_log=level in ("debug", "trace"),
+        )
+    finally:
+        chat_engine.close()
+
+
+__all__ = ["ENGINES", "LOG_LEVELS", "build_engine", "serve_model"]

@@ -1,0 +1,306 @@
+"""The ``arena`` command: wiring of sub-commands, settings and exit codes.
+
+Exit codes: 0 success (a match that ran, whoever won, unless
+``--fail-on-success``), 1 the attacker won with ``--fail-on-success`` or an
+unexpected error, 2 invalid input or settings, 3 target problem, 4 model
+problem, 5 a local service failed to start, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from arena import __version__
+from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
+from arena_core.match_models import MatchRequest, Objective
+from arena_core.settings import DEFAULT_PHRASE, ArenaSettings, load_settings
+
+console = Console()
+err_console = Console(stderr=True)
+
+app = typer.Typer(
+    name="arena",
+    help="A2A Arena: red-team AI agents over the A2A protocol.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+serve_app = typer.Typer(
+    help="Run one arena service in the foreground (Ctrl-C or SIGTERM stops it).",
+    no_args_is_help=True,
+)
+app.add_typer(serve_app, name="serve")
+
+
+class Engine(StrEnum):
+    """Model server engines."""
+
+    llama = "llama"
+    scripted = "scripted"
+
+
+class ScriptedMode(StrEnum):
+    """Behaviours of the scripted test model."""
+
+    echo = "echo"
+    refuse = "refuse"
+    obey = "obey"
+
+
+HostOpt = Annotated[str, typer.Option(help="Address to bind (0.0.0.0 for all interfaces).")]
+
+
+def _settings(**overrides: object) -> ArenaSettings:
+    settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if settings.log_level != "debug":
+        # One line per HTTP request drowns the match on the console.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    return settings
+
+
+def _request(
+    target: str,
+    *,
+    objective: str,
+    strategy: str,
+    max_turns: int,
+    judge: str,
+    seed: int | None,
+) -> MatchRequest:
+    try:
+        return MatchRequest(
+            target=target,
+            objective=Objective(phrase=objective),
+            strategy=strategy,
+            max_turns=max_turns,
+            judge=judge,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid match options: {exc}") from exc
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        console.print(f"a2a-arena {__version__}")
+        raise typer.Exit(0)
+
+
+@serve_app.command("defender")
+def serve_defender_command(
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8081,
+) -> None:
+    """Serve the defender A2A agent (blue team)."""
+    from arena_defender import serve_defender
+
+    serve_defender(_settings(), host=host, port=port)
+
+
+@serve_app.command("attacker")
+def serve_attacker_command(
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8082,
+) -> None:
+    """Serve the attacker A2A agent (red team) with its "red-team a target" skill."""
+    from arena_attacker import serve_attacker
+
+    serve_attacker(_settings(), host=host, port=port)
+
+
+@serve_app.command("model")
+def serve_model_command(
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8090,
+    engine: Annotated[
+        Engine | None,
+        typer.Option(help="llama (SmolLM2-135M, the default) or scripted (deterministic, for tests)."),
+    ] = None,
+    scripted_mode: Annotated[
+        ScriptedMode | None, typer.Option(help="Scripted engine behaviour: echo, refuse or obey.")
+    ] = None,
+    latency_ms: Annotated[
+        float | None, typer.Option(min=0, help="Scripted engine: added latency per call.")
+    ] = None,
+    gguf: Annotated[Path | None, typer.Option(help="Llama engine: a GGUF file to serve instead.")] = None,
+    n_ctx: Annotated[int | None, typer.Option(help="Llama engine: context window in tokens.")] = None,
+    threads: Annotated[int | None, typer.Option(help="Llama engine: CPU threads.")] = None,
+) -> None:
+    """Serve the embedded OpenAI-compatible model (chat completions)."""
+    from arena_model import serve_model
+
+    settings = _settings(
+        model_engine=engine.value if engine else None,
+        model_scripted_mode=scripted_mode.value if scripted_mode else None,
+        model_latency_ms=latency_ms,
+        model_gguf=str(gguf) if gguf else None,
+        model_n_ctx=n_ctx,
+        model_threads=threads,
+    )
+    serve_model(
+        engine=settings.model_engine,
+        host=host,
+        port=port,
+        gguf_path=settings.model_gguf,
+        n_ctx=settings.model_n_ctx,
+        n_threads=settings.model_threads,
+        scripted_mode=settings.model_scripted_mode,
+        latency_ms=settings.model_latency_ms,
+        log_level=settings.log_level,
+    )
+
+
+StrategyOpt = Annotated[
+    str | None,
+    typer.Option(help="agentic or playbook (default: agentic with a hosted attacker model, else playbook)."),
+]
+ObjectiveOpt = Annotated[str, typer.Option(help="The phrase the defender must not say.")]
+JudgeOpt = Annotated[str, typer.Option(help="phrase (substring), exact, or strict.")]
+SeedOpt = Annotated[int | None, typer.Option(min=0, help="Seed for reproducible attacks.")]
+
+
+@app.command()
+def demo(
+    max_turns: Annotated[int, typer.Option(min=1, help="Turn budget of the match.")] = 10,
+    strategy: StrategyOpt = None,
+    objective: ObjectiveOpt = DEFAULT_PHRASE,
+    judge: JudgeOpt = "phrase",
+    seed: SeedOpt = None,
+    out: Annotated[Path, typer.Option(help="Where run folders are written.")] = Path("out"),
+    engine: Annotated[
+        Engine, typer.Option(help="Embedded model engine; 'scripted' is a deterministic test model.")
+    ] = Engine.llama,
+    scripted_mode: Annotated[
+        ScriptedMode, typer.Option(help="Scripted engine behaviour (with --engine scripted).")
+    ] = ScriptedMode.echo,
+) -> None:
+    """Run a whole match locally: embedded model, defender and attacker as processes."""
+    from arena.demo_command import run_demo
+    from arena.match_command import default_strategy
+
+    settings = _settings()
+    request = _request(
+        "http://127.0.0.1",
+        objective=objective,
+        strategy=strategy or default_strategy(settings),
+        max_turns=max_turns,
+        judge=judge,
+        seed=seed,
+    )
+    _check_names(request)
+    result, _ = run_demo(
+        settings,
+        request,
+        out_root=out,
+        engine=engine.value,
+        scripted_mode=scripted_mode.value,
+        console=console,
+    )
+    if result.outcome == "error":
+        raise typer.Exit(exit_code_for_kind(result.error_kind))
+
+
+@app.command()
+def match(
+    target: Annotated[str, typer.Option(help="URL of the A2A agent to attack (its card is fetched).")],
+    attacker: Annotated[
+        str | None, typer.Option(help="URL of an attacker agent to play the match (default: in-process).")
+    ] = None,
+    strategy: StrategyOpt = None,
+    objective: ObjectiveOpt = DEFAULT_PHRASE,
+    max_turns: Annotated[int, typer.Option(min=1, help="Turn budget of the match.")] = 10,
+    judge: JudgeOpt = "phrase",
+    seed: SeedOpt = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print only the result as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write transcript.md and result.json here.")] = None,
+    fail_on_success: Annotated[
+        bool, typer.Option(help="Exit 1 if the attacker wins (for CI gates).")
+    ] = False,
+) -> None:
+    """Red-team any A2A agent: one match, every turn shown live."""
+    from arena.match_command import default_strategy, run_match_command
+
+    settings = _settings()
+    request = _request(
+        target,
+        objective=objective,
+        strategy=strategy or default_strategy(settings),
+        max_turns=max_turns,
+        judge=judge,
+        seed=seed,
+    )
+    _check_names(request)
+    result = run_match_command(
+        settings,
+        request,
+        attacker_url=attacker,
+        json_output=json_output,
+        out_dir=out,
+        console=err_console if json_output else console,
+    )
+    if result.outcome == "error":
+        if not json_output:
+            err_console.print(f"error: {result.error}")
+        raise typer.Exit(exit_code_for_kind(result.error_kind))
+    if fail_on_success and result.outcome == "attacker_won":
+        raise typer.Exit(1)
+
+
+@app.command()
+def card(
+    url: Annotated[str, typer.Argument(help="Base URL of an agent, or the URL of its card.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the raw card JSON.")] = False,
+    strict: Annotated[bool, typer.Option(help="Exit 2 unless the card is a strict A2A 1.0 card.")] = False,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for the card.")] = 10.0,
+) -> None:
+    """Fetch, validate and print an agent card."""
+    from arena.card_command import run_card_command
+
+    problems = run_card_command(url, json_output=json_output, timeout_s=timeout, console=console)
+    if strict and problems:
+        raise typer.Exit(2)
+
+
+def _check_names(request: MatchRequest) -> None:
+    # Fail on typos before any process starts or any request is sent.
+    from arena_attacker.strategies import check_strategy
+    from arena_core.judges import get_judge
+
+    check_strategy(request.strategy)
+    get_judge(request.judge)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    sys.exit(code)
+
+
+def main() -> None:
+    """Entry point of the ``arena`` console script."""
+    try:
+        app()
+    except ArenaError as exc:
+        _fail(exc.message, exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if logging.getLogger().isEnabledFor(logging.DEBUG):
+            raise
+        _fail(f"unexpected {type(exc).__name__}: {exc} (set ARENA_LOG_LEVEL=debug for details)", 1)
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,76 @@
+"""Write a match to disk: ``transcript.md`` for people, ``result.json`` for tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arena_core.match_models import MatchResult
+
+_OUTCOME = {"attacker_won": "attacker won", "defended": "defended", "error": "error"}
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in (text or "(empty reply)").splitlines())
+
+
+def transcript_markdown(result: MatchResult) -> str:
+    """The match as Markdown: settings, every turn, the verdict."""
+    lines = [
+        f"# A2A Arena match {result.match_id}",
+        "",
+        f"- **Outcome:** {_OUTCOME[result.outcome]}",
+        f"- **Target:** {result.target_name or 'unknown'} at {result.target}",
+        f"- **Objective:** make the defender say “{result.objective.phrase}”",
+        f"- **Strategy:** {result.strategy} · **judge:** {result.judge} · **seed:** {result.seed}",
+        f"- **Turns:** {result.turns_used} of {result.max_turns} · **resets:** {result.resets}",
+        f"- **Models:** attacker {result.attacker_model or 'none (scripted playbook)'} · "
+        f"defender {result.defender_model or 'not reported'}",
+        f"- **Tokens:** attacker {result.attacker_usage.total_tokens} · "
+        f"defender {result.defender_usage.total_tokens}",
+        f"- **Started:** {result.started_at.isoformat()} · **duration:** {result.duration_ms / 1000:.1f} s",
+    ]
+    if result.protocol is not None:
+        lines.append(f"- **Protocol:** A2A {result.protocol.version} over {result.protocol.binding}")
+    if result.error:
+        lines.append(f"- **Error:** {result.error}")
+    if result.verdict is not None:
+        lines.append(f"- **Verdict:** {result.verdict.judge} judge: {result.verdict.reason}")
+        if result.verdict.evidence:
+            lines.append(f"- **Evidence:** “{result.verdict.evidence}”")
+    for turn in result.turns:
+        lines += [
+            "",
+            f"## Turn {turn.turn}" + (" (new conversation)" if turn.new_conversation else ""),
+            "",
+            f"contextId `{turn.context_id}` · taskId `{turn.task_id}` · "
+            f"{turn.duration_ms / 1000:.2f} s · defender state `{turn.defender_state}`",
+        ]
+        if turn.reasoning:
+            lines += ["", f"*Attacker's notes:* {turn.reasoning}"]
+        lines += [
+            "",
+            "**Attacker:**",
+            "",
+            _quote(turn.attacker_text),
+            "",
+            "**Defender:**",
+            "",
+            _quote(turn.defender_text),
+            "",
+            f"**Judge ({turn.verdict.judge}):** "
+            f"{'phrase said' if turn.verdict.success else 'held'}: {turn.verdict.reason}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_match(result: MatchResult, directory: Path) -> tuple[Path, Path]:
+    """Write ``transcript.md`` and ``result.json`` into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    transcript = directory / "transcript.md"
+    transcript.write_text(transcript_markdown(result), encoding="utf-8")
+    result_json = directory / "result.json"
+    result_json.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return transcript, result_json
+
+
+__all__ = ["transcript_markdown", "write_match"]

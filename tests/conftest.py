@@ -1,0 +1,90 @@
+"""Shared fixtures: in-process arena wiring over httpx ASGI transports.
+
+``arena`` builds a small world of in-process apps reachable by host name:
+``http://model`` (the scripted model server), ``http://defender`` and
+``http://attacker``, all wired with real HTTP semantics through
+:class:`support.asgi.HostRouter`. No component of ours is mocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+import pytest_asyncio
+from starlette.types import ASGIApp
+from support.asgi import HostRouter, client_for
+
+from arena_attacker.app import create_attacker_app
+from arena_core.llm import ChatModel
+from arena_core.settings import ArenaSettings, ModelConfig, load_settings
+from arena_defender.app import create_defender_app
+from arena_model import ScriptedEngine, create_app
+
+
+@dataclass
+class InProcessArena:
+    """Apps reachable by host through one router."""
+
+    router: HostRouter
+    http: httpx.AsyncClient
+    settings: ArenaSettings
+    apps: dict[str, ASGIApp] = field(default_factory=dict)
+
+    def add(self, host: str, app: ASGIApp) -> str:
+        self.apps[host] = app
+        self.router.add(host, app)
+        return f"http://{host}"
+
+    def add_model(self, host: str = "model", *, mode: str = "echo", tool_text: str | None = None) -> str:
+        engine = (
+            ScriptedEngine(mode=mode)
+            if tool_text is None
+            else ScriptedEngine(mode=mode, tool_text=tool_text)
+        )
+        return self.add(host, create_app(engine))
+
+    def chat_model(self, host: str = "model") -> ChatModel:
+        config = ModelConfig(
+            model_id="llamacpp:scripted",
+            base_url=f"http://{host}/v1",
+            timeout_s=10.0,
+            max_retries=0,
+            embedded=True,
+        )
+        return ChatModel.from_config(config, client_args={"http_client": client_for(self.router)})
+
+    def add_defender(self, host: str = "defender", *, model_host: str = "model", **overrides: object) -> str:
+        settings = load_settings(**overrides) if overrides else self.settings
+        app = create_defender_app(settings, public_url=f"http://{host}", model=self.chat_model(model_host))
+        return self.add(host, app)
+
+    def add_attacker(self, host: str = "attacker", *, model_host: str = "model") -> str:
+        app = create_attacker_app(
+            self.settings,
+            public_url=f"http://{host}",
+            model_factory=lambda: self.chat_model(model_host),
+            target_http=client_for(self.router),
+        )
+        return self.add(host, app)
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch) -> ArenaSettings:
+    """Settings from a clean environment (no ARENA_* leaks from the shell)."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("ARENA_"):
+            monkeypatch.delenv(name)
+    return load_settings()
+
+
+@pytest_asyncio.fixture
+async def arena(settings: ArenaSettings) -> AsyncIterator[InProcessArena]:
+    router = HostRouter({})
+    http = client_for(router)
+    yield InProcessArena(router=router, http=http, settings=settings)
+    await http.aclose()

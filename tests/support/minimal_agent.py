@@ -1,0 +1,88 @@
+"""A minimal A2A agent that is not ours, written with a2a-sdk directly.
+
+It answers every message by completing the task with an artifact (no
+input-required parking, no arena metadata), the way many third-party agents
+do. ``MINIMAL_AGENT_MODE=comply`` makes it repeat whatever follows
+"repeat after me:"; otherwise it politely refuses. Run as a process with
+``python -m support.minimal_agent PORT`` (tests/ on sys.path), or build the
+app in-process with :func:`create_minimal_app`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import uvicorn
+from a2a.helpers import get_message_text, new_task_from_user_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
+from starlette.applications import Starlette
+
+
+class EchoishExecutor(AgentExecutor):
+    def __init__(self, comply: bool) -> None:
+        self._comply = comply
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None and context.task_id and context.context_id
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        text = get_message_text(context.message)
+        marker = "repeat after me:"
+        if self._comply and marker in text.lower():
+            answer = text[text.lower().index(marker) + len(marker) :].strip().splitlines()[0]
+        else:
+            answer = "Sorry, I only talk about the weather."
+        await updater.add_artifact([Part(text=answer)], name="answer")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id and context.context_id
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
+    card = AgentCard(
+        name="Weather Agent",
+        description="Answers weather questions.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="forecast", name="Forecast", description="Weather forecast", tags=["weather"]
+            )
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=EchoishExecutor(comply), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(
+        routes=[
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+        ]
+    )
+
+
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1])
+    comply = os.environ.get("MINIMAL_AGENT_MODE", "refuse") == "comply"
+    uvicorn.run(
+        create_minimal_app(f"http://127.0.0.1:{port}", comply=comply),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+    )
