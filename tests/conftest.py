@@ -15,13 +15,13 @@ import httpx
 import pytest
 import pytest_asyncio
 from starlette.types import ASGIApp
-from support.asgi import HostRouter, client_for
 
 from arena_attacker.app import create_attacker_app
 from arena_core.llm import ChatModel
 from arena_core.settings import ArenaSettings, ModelConfig, load_settings
 from arena_defender.app import create_defender_app
 from arena_model import ScriptedEngine, create_app
+from support.asgi import HostRouter, client_for
 
 
 @dataclass
@@ -40,9 +40,7 @@ class InProcessArena:
 
     def add_model(self, host: str = "model", *, mode: str = "echo", tool_text: str | None = None) -> str:
         engine = (
-            ScriptedEngine(mode=mode)
-            if tool_text is None
-            else ScriptedEngine(mode=mode, tool_text=tool_text)
+            ScriptedEngine(mode=mode) if tool_text is None else ScriptedEngine(mode=mode, tool_text=tool_text)
         )
         return self.add(host, create_app(engine))
 

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from arena_core.a2a.card_validation import card_problems_v1
 from arena_core.a2a.target_client import choose_interface, fetch_agent_card
@@ -27,26 +28,26 @@ def run_card_command(url: str, *, json_output: bool, timeout_s: float, console: 
         print(json.dumps(raw, indent=2))  # noqa: T201 - machine-readable output
         return problems
     interface = choose_interface(card)
-    table = Table(title=f"{card.name} {card.version}", show_header=False, title_justify="left")
+    table = Table(title=Text(f"{card.name} {card.version}"), show_header=False, title_justify="left")
     table.add_column(style="dim")
     table.add_column()
-    table.add_row("description", card.description)
+    table.add_row("description", Text(card.description))
     for item in card.supported_interfaces:
         chosen = "  ← arena uses this" if item == interface else ""
         table.add_row(
             "interface",
-            f"{item.protocol_binding} {item.protocol_version or '(no version)'} {item.url}{chosen}",
+            Text(f"{item.protocol_binding} {item.protocol_version or '(no version)'} {item.url}{chosen}"),
         )
     table.add_row("streaming", str(card.capabilities.streaming))
     for skill in card.skills:
-        table.add_row("skill", f"{skill.id}: {skill.name} — {skill.description}")
+        table.add_row("skill", Text(f"{skill.id}: {skill.name} — {skill.description}"))
         for example in skill.examples[:3]:
-            table.add_row("", f"e.g. {example}")
+            table.add_row("", Text(f"e.g. {example}"))
     console.print(table)
     if problems:
         console.print("[yellow]not a strict A2A 1.0 card:[/]")
         for problem in problems:
-            console.print(f"  - {problem}")
+            console.print(Text(f"  - {problem}"))
     else:
         console.print("[green]valid A2A 1.0 agent card[/]")
     return problems

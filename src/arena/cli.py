@@ -9,13 +9,16 @@ problem, 5 a local service failed to start, 130 interrupted.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from enum import StrEnum
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from arena import __version__
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
@@ -23,7 +26,7 @@ from arena_core.match_models import MatchRequest, Objective
 from arena_core.settings import DEFAULT_PHRASE, ArenaSettings, load_settings
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 app = typer.Typer(
     name="arena",
@@ -190,6 +193,8 @@ def demo(
 ) -> None:
     """Run a whole match locally: embedded model, defender and attacker as processes."""
     from arena.demo_command import run_demo
+
+    _interrupt_on_sigterm()
     from arena.match_command import default_strategy
 
     settings = _settings()
@@ -202,14 +207,18 @@ def demo(
         seed=seed,
     )
     _check_names(request)
-    result, _ = run_demo(
-        settings,
-        request,
-        out_root=out,
-        engine=engine.value,
-        scripted_mode=scripted_mode.value,
-        console=console,
-    )
+    try:
+        result, _ = run_demo(
+            settings,
+            request,
+            out_root=out,
+            engine=engine.value,
+            scripted_mode=scripted_mode.value,
+            console=console,
+        )
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the local services have been stopped")
+        raise typer.Exit(130) from None
     if result.outcome == "error":
         raise typer.Exit(exit_code_for_kind(result.error_kind))
 
@@ -254,7 +263,7 @@ def match(
     )
     if result.outcome == "error":
         if not json_output:
-            err_console.print(f"error: {result.error}")
+            _print_error(result.error or "the match ended in an error")
         raise typer.Exit(exit_code_for_kind(result.error_kind))
     if fail_on_success and result.outcome == "attacker_won":
         raise typer.Exit(1)
@@ -275,6 +284,14 @@ def card(
         raise typer.Exit(2)
 
 
+def _interrupt_on_sigterm() -> None:
+    # Children must be stopped on SIGTERM too; the default handler would skip cleanup.
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _check_names(request: MatchRequest) -> None:
     # Fail on typos before any process starts or any request is sent.
     from arena_attacker.strategies import check_strategy
@@ -284,8 +301,13 @@ def _check_names(request: MatchRequest) -> None:
     get_judge(request.judge)
 
 
+def _print_error(message: str) -> None:
+    # Text, not markup: messages quote user input and provider errors such as "[gemini] ...".
+    err_console.print(Text.assemble(("error: ", "bold red"), message), highlight=False)
+
+
 def _fail(message: str, code: int) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    _print_error(message)
     sys.exit(code)
 
 

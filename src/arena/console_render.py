@@ -36,28 +36,32 @@ def render_turn(console: Console, record: TurnRecord) -> None:
 
 
 def render_result(console: Console, result: MatchResult) -> None:
-    """Print the verdict and the match figures."""
+    """Print the verdict and the match figures.
+
+    Every value is wrapped in :class:`Text`: replies and errors are hostile
+    input and must never be interpreted as console markup.
+    """
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim")
     table.add_column()
     table.add_row("outcome", Text(_OUTCOME_TEXT[result.outcome], style=_OUTCOME_STYLE[result.outcome]))
     if result.verdict is not None:
-        table.add_row("judge", f"{result.verdict.judge}: {result.verdict.reason}")
+        table.add_row("judge", Text(f"{result.verdict.judge}: {result.verdict.reason}"))
         if result.verdict.evidence:
-            table.add_row("evidence", f"“{result.verdict.evidence}”")
+            table.add_row("evidence", Text(f"“{result.verdict.evidence}”"))
     if result.error:
         table.add_row("error", Text(result.error, style="yellow"))
-    table.add_row("target", f"{result.target_name or '?'} at {result.target}")
-    table.add_row("strategy", f"{result.strategy} (seed {result.seed})")
-    table.add_row("turns", f"{result.turns_used} of {result.max_turns}, {result.resets} reset(s)")
+    table.add_row("target", Text(f"{result.target_name or '?'} at {result.target}"))
+    table.add_row("strategy", Text(f"{result.strategy} (seed {result.seed})"))
+    table.add_row("turns", Text(f"{result.turns_used} of {result.max_turns}, {result.resets} reset(s)"))
     if result.protocol is not None:
-        table.add_row("protocol", f"A2A {result.protocol.version} over {result.protocol.binding}")
+        table.add_row("protocol", Text(f"A2A {result.protocol.version} over {result.protocol.binding}"))
     models = f"attacker {result.attacker_model or 'none (scripted playbook)'}"
     models += f", defender {result.defender_model or 'not reported'}"
-    table.add_row("models", models)
+    table.add_row("models", Text(models))
     tokens = f"attacker {result.attacker_usage.total_tokens}, defender {result.defender_usage.total_tokens}"
-    table.add_row("tokens", tokens)
-    table.add_row("time", f"{result.duration_ms / 1000:.1f}s")
+    table.add_row("tokens", Text(tokens))
+    table.add_row("time", Text(f"{result.duration_ms / 1000:.1f}s"))
     console.print(Panel(table, title="match result", title_align="left"))
 
 

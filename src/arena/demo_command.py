@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from arena.console_render import render_result, render_turn
 from arena.local_services import LocalServices
@@ -46,13 +47,13 @@ def run_demo(
     attacker_embedded = settings.model_for("attacker").embedded
     console.rule("[bold]A2A Arena demo")
     console.print(
-        f"defender model: [bold]{settings.model_for('defender').model_id}[/]"
+        f"defender model: [bold]{escape(settings.model_for('defender').model_id)}[/]"
         + (" (embedded)" if defender_embedded else "")
     )
     console.print(
-        f"attacker: [bold]{request_template.strategy}[/] strategy"
+        f"attacker: [bold]{escape(request_template.strategy)}[/] strategy"
         + (
-            f" with {settings.model_for('attacker').model_id}"
+            f" with {escape(settings.model_for('attacker').model_id)}"
             if request_template.strategy != "playbook"
             else " (scripted multi-turn attacks, no model needed)"
         )
@@ -86,7 +87,7 @@ def run_demo(
             services.wait_ready(attacker, timeout_s=SERVICE_READY_TIMEOUT_S)
         console.print(f"defender A2A agent at {defender.url}, attacker A2A agent at {attacker.url}")
         request = request_template.model_copy(update={"target": defender.url})
-        console.rule(f"match: make the defender say “{request.objective.phrase}”")
+        console.rule(f"match: make the defender say “{escape(request.objective.phrase)}”")
 
         async def on_turn(record: TurnRecord) -> None:
             render_turn(console, record)

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from arena.console_render import render_result, render_turn
 from arena.transcript import write_match
@@ -60,9 +61,9 @@ def run_match_command(
     if not json_output:
         where = f"attacker {attacker_url}" if attacker_url else "the in-process attacker"
         console.print(
-            f"[bold]Red-teaming[/] {request.target} with [bold]{request.strategy}[/] via {where} "
-            f"(objective: “{request.objective.phrase}”, judge {request.judge}, "
-            f"up to {request.max_turns} turns)"
+            f"[bold]Red-teaming[/] {escape(request.target)} with [bold]{escape(request.strategy)}[/] "
+            f"via {escape(where)} (objective: “{escape(request.objective.phrase)}”, "
+            f"judge {escape(request.judge)}, up to {request.max_turns} turns)"
         )
     result = asyncio.run(
         play_match(settings, request, attacker_url=attacker_url, console=None if json_output else console)

@@ -42,7 +42,7 @@ def transcript_markdown(result: MatchResult) -> str:
             "",
             f"## Turn {turn.turn}" + (" (new conversation)" if turn.new_conversation else ""),
             "",
-            f"contextId `{turn.context_id}` · taskId `{turn.task_id}` · "
+            f"contextId `{turn.context_id}` · taskId `{turn.task_id or '(none: a bare message)'}` · "
             f"{turn.duration_ms / 1000:.2f} s · defender state `{turn.defender_state}`",
         ]
         if turn.reasoning:

@@ -12,11 +12,11 @@ from a2a.client.card_resolver import parse_agent_card
 from a2a.helpers import new_text_message
 from a2a.types.a2a_pb2 import AgentInterface, Role, SendMessageRequest, TaskState
 from a2a.utils.constants import TransportProtocol
-from conftest import InProcessArena
-from support.asgi import client_for
 
 from arena_core.a2a import TargetConversation, connect_target
 from arena_core.a2a.card_validation import card_problems_v1
+from conftest import InProcessArena
+from support.asgi import client_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,7 +63,9 @@ async def test_v10_send_message_and_continuation_with_both_ids(arena: InProcessA
     http = await _raw_client(arena)
     first = await http.post(
         url,
-        json=_rpc("SendMessage", {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "alpha"}]}}),
+        json=_rpc(
+            "SendMessage", {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "alpha"}]}}
+        ),
         headers=V10,
     )
     task = first.json()["result"]["task"]
@@ -98,7 +100,12 @@ async def test_v03_message_send_and_continuation(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
     url = arena.add_defender()
     http = await _raw_client(arena)
-    message = {"kind": "message", "messageId": "a", "role": "user", "parts": [{"kind": "text", "text": "one"}]}
+    message = {
+        "kind": "message",
+        "messageId": "a",
+        "role": "user",
+        "parts": [{"kind": "text", "text": "one"}],
+    }
     first = (await http.post(url, json=_rpc("message/send", {"message": message}))).json()["result"]
     assert first["kind"] == "task" and first["status"]["state"] == "input-required"
     message = {
@@ -190,7 +197,9 @@ async def test_conversation_ends_with_cancel(arena: InProcessArena) -> None:
     http = await _raw_client(arena)
     start = await http.post(
         url,
-        json=_rpc("SendMessage", {"message": {"messageId": "c1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+        json=_rpc(
+            "SendMessage", {"message": {"messageId": "c1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+        ),
         headers=V10,
     )
     task = start.json()["result"]["task"]

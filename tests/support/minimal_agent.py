@@ -58,11 +58,7 @@ def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=[
-            AgentSkill(
-                id="forecast", name="Forecast", description="Weather forecast", tags=["weather"]
-            )
-        ],
+        skills=[AgentSkill(id="forecast", name="Forecast", description="Weather forecast", tags=["weather"])],
     )
     handler = DefaultRequestHandler(
         agent_executor=EchoishExecutor(comply), task_store=InMemoryTaskStore(), agent_card=card
@@ -73,8 +69,6 @@ def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
             *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         ]
     )
-
-
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ class InMemoryConversationStore(ConversationStore):
         conversation = self._conversations.get(context_id)
         if conversation is None:
             return []
-        return list(conversation.messages)
+        return [dict(message) for message in conversation.messages]
 
     async def append(self, context_id: str, messages: Sequence[Message]) -> None:
         now = self._clock()

@@ -45,7 +45,8 @@ class ModelConfig:
 class ArenaSettings(BaseSettings):
     """All ``ARENA_*`` settings. See ``deploy/.env.example`` for each one."""
 
-    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
+    # Empty variables count as unset: compose passes `VAR=` as an empty string.
+    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True, env_ignore_empty=True)
 
     # State (issue: Redis-backed state). Unset keeps everything in memory.
     redis_url: str | None = None
@@ -143,6 +144,8 @@ class ArenaSettings(BaseSettings):
         else:
             model_id = EMBEDDED_MODEL_ID
             base_url = own_base or self.model_base_url or EMBEDDED_MODEL_BASE_URL
+        if model_id == EMBEDDED_MODEL_ID and base_url is None:
+            base_url = EMBEDDED_MODEL_BASE_URL
         return ModelConfig(
             model_id=model_id,
             base_url=base_url,
@@ -162,10 +165,11 @@ def normalise_model_id(value: str) -> str:
     Raises ValueError (wrapped by pydantic into a settings error) on anything else.
     """
     text = value.strip()
-    if ":" in text:
-        provider, _, name = text.partition(":")
-    elif "/" in text:
-        provider, _, name = text.partition("/")
+    # Split at the first delimiter: model names may contain the other one
+    # ("ollama/llama3.2:1b", "openrouter:meta-llama/llama-3.1-8b-instruct").
+    cut = min((i for i in (text.find(":"), text.find("/")) if i >= 0), default=-1)
+    if cut >= 0:
+        provider, name = text[:cut], text[cut + 1 :]
     else:
         msg = f"model id '{value}' must look like 'provider:model', e.g. 'gemini:gemini-2.5-flash'"
         raise ValueError(msg)

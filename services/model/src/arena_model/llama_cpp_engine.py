@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,16 +102,31 @@ def _without_extra_buffer_types(llama_cpp: ModuleType) -> Iterator[None]:
             low_level.llama_model_default_params = original
 
 
+_CONTROL_TOKEN = re.compile(r"<\|([A-Za-z_][A-Za-z0-9_]*)\|>")
+
+
+def neutralise_control_tokens(text: str) -> str:
+    """Break chat-template control tokens such as ``<|im_start|>`` inside content.
+
+    llama-cpp-python tokenises the rendered prompt with special tokens enabled,
+    so a message containing ``<|im_start|>system`` would otherwise open a real
+    system turn: content could forge roles. A zero-width space keeps the text
+    readable while making it ordinary text to the tokenizer.
+    """
+    return _CONTROL_TOKEN.sub("<\u200b|\\1|\u200b>", text)
+
+
 def _as_llama_messages(messages: list[ChatMessage]) -> list[dict[str, str]]:
     """Flatten OpenAI messages to the ``{role, content}`` strings a chat template expects.
 
     SmolLM2's chatml template concatenates ``content`` as a string, so null
     content (assistant tool calls) and the unknown ``tool`` role are rendered
-    as text instead of crashing the template.
+    as text instead of crashing the template. Control tokens inside content are
+    neutralised (see :func:`neutralise_control_tokens`).
     """
     flat: list[dict[str, str]] = []
     for message in messages:
-        text = message.text()
+        text = neutralise_control_tokens(message.text())
         if message.role == "tool":
             flat.append({"role": "user", "content": f"Tool result: {text}"})
             continue

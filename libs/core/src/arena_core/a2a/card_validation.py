@@ -39,8 +39,9 @@ def card_problems_v1(raw: dict[str, Any]) -> list[str]:
         details = exc.data.get("errors", []) if isinstance(exc.data, dict) else []
         fields = ", ".join(str(d.get("field")) for d in details if isinstance(d, dict))
         problems.append(f"misses required fields: {fields or exc}")
+    reported = " ".join(problems)
     for index, interface in enumerate(card.supported_interfaces):
-        if not interface.protocol_version:
+        if not interface.protocol_version and "protocol_version" not in reported:
             problems.append(f"supportedInterfaces[{index}] names no protocolVersion")
     return problems
 

@@ -73,7 +73,9 @@ class ChatReply:
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation."""
-        message: Message = {"role": "assistant", "content": self.content or None}
+        # Null content is valid only beside tool calls; servers reject it otherwise.
+        content = self.content or (None if self.tool_calls else "")
+        message: Message = {"role": "assistant", "content": content}
         if self.tool_calls:
             message["tool_calls"] = [
                 {
@@ -88,7 +90,7 @@ class ChatReply:
 
 @dataclass(slots=True)
 class RetryPolicy:
-    """Exponential backoff with full jitter, capped."""
+    """Exponential backoff, capped, with "equal jitter" (between half the step and the step)."""
 
     max_retries: int = 3
     base_delay_s: float = 0.5

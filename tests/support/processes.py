@@ -1,0 +1,95 @@
+"""Helpers for system tests: real processes on loopback, run like a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from arena.local_services import free_port
+
+TESTS_DIR = Path(__file__).resolve().parent.parent
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The current environment without ARENA_* leaks, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["COLUMNS"] = "120"
+    env.update(extra)
+    return env
+
+
+def run_arena(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 120.0,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``arena`` CLI to completion and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        capture_output=True,
+        text=True,
+        env=dict(env or clean_env()),
+        timeout=timeout_s,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def wait_until_ready(
+    url: str, process: subprocess.Popen[bytes] | None = None, timeout_s: float = 60.0
+) -> None:
+    """Poll ``url`` until it answers 200, failing early if ``process`` dies."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                raise AssertionError(f"process for {url} exited with {process.returncode}")
+            try:
+                if client.get(url).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    raise AssertionError(f"{url} not ready after {timeout_s} s")
+
+
+@contextmanager
+def minimal_agent(*, comply: bool) -> Iterator[str]:
+    """Run tests/support/minimal_agent.py as its own process; yield its URL."""
+    port = free_port()
+    env = clean_env(MINIMAL_AGENT_MODE="comply" if comply else "refuse")
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), env.get("PYTHONPATH", "")])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "support.minimal_agent", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(f"{url}/.well-known/agent-card.json", process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def port_is_closed(url: str) -> bool:
+    """True when nothing accepts connections at ``url`` any more."""
+    try:
+        httpx.get(url, timeout=1.0)
+    except httpx.ConnectError:
+        return True
+    except httpx.HTTPError:
+        return False
+    return False

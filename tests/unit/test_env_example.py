@@ -1,0 +1,35 @@
+"""deploy/.env.example lists every setting, and nothing that isn't one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from arena_core.settings import ArenaSettings, load_settings
+
+ENV_EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / ".env.example"
+
+
+def _variables() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        match = re.match(r"^(ARENA_[A-Z0-9_]+)=(.*)$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def test_every_setting_is_documented() -> None:
+    expected = {f"ARENA_{name.upper()}" for name in ArenaSettings.model_fields}
+    assert set(_variables()) == expected
+
+
+def test_the_example_values_are_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in _variables().items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.defender_phrase == "I Give Up"
+    assert settings.model is None
+    assert settings.model_for("defender").embedded
