@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import InProcessArena
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -13,6 +12,7 @@ from starlette.routing import Route
 
 from arena_core.a2a import TargetConversation, connect_target
 from arena_core.errors import AgentCardError
+from conftest import InProcessArena
 
 pytestmark = pytest.mark.asyncio
 
