@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
 import httpx
@@ -22,6 +23,7 @@ from arena_core.settings import ArenaSettings, ModelConfig, load_settings
 from arena_defender.app import create_defender_app
 from arena_model import ScriptedEngine, create_app
 from support.asgi import HostRouter, client_for
+from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
 
 
 @dataclass
@@ -67,6 +69,24 @@ class InProcessArena:
             target_http=client_for(self.router),
         )
         return self.add(host, app)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the session; tests isolate themselves by namespace."""
+    binary = find_redis_server()
+    if binary is None:
+        pytest.skip(SKIP_REASON)
+    server = RedisServer(binary, tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_namespace() -> str:
+    """A key namespace no other test uses."""
+    return f"test-{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture

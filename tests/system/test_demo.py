@@ -94,7 +94,7 @@ def test_demo_ctrl_c_stops_every_child(tmp_path: Path) -> None:
 def test_demo_with_the_embedded_smollm2_model(tmp_path: Path) -> None:
     """The acceptance run: offline, the real embedded model, every turn and the verdict."""
     out = tmp_path / "out"
-    done = run_arena(["demo", "--max-turns", "3", "--out", str(out)], timeout_s=600, env=clean_env())
+    done = run_arena(["demo", "--max-turns", "5", "--out", str(out)], timeout_s=600, env=clean_env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "turn 1" in done.stdout
     assert "match result" in done.stdout

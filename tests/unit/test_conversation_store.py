@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from arena_core.conversation_store import InMemoryConversationStore, message_size
@@ -44,19 +46,19 @@ def _store(
 
 
 @pytest.mark.parametrize(
-    ("message", "size"),
+    "message",
     [
-        ({"role": "user", "content": "abc"}, 3),
-        ({"role": "user", "content": ""}, 0),
-        ({"role": "user", "content": "é"}, 2),
-        ({"role": "user", "content": "🙂"}, 4),
-        ({"role": "assistant", "content": None, "tool_calls": []}, 64),
-        ({"role": "user", "content": [{"type": "text", "text": "hi"}]}, 64),
-        ({"role": "user"}, 64),
+        {"role": "user", "content": "abc"},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "é🙂"},
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "user"},
     ],
 )
-def test_message_size(message: Message, size: int) -> None:
-    assert message_size(message) == size
+def test_message_size_is_compact_json_bytes(message: Message) -> None:
+    # The same measure as the Redis store, which bounds the JSON it keeps.
+    assert message_size(message) == len(json.dumps(message, separators=(",", ":")).encode())
 
 
 @pytest.mark.asyncio
@@ -107,36 +109,41 @@ async def test_max_messages_applies_within_one_append() -> None:
     assert _texts(await store.load("c")) == ["2", "3"]
 
 
+def _size(text: str) -> int:
+    return message_size(_user(text))
+
+
 @pytest.mark.parametrize(
-    ("max_bytes", "appended", "kept"),
+    ("slack", "appended", "kept"),
     [
-        (30, ["a" * 10, "b" * 10, "c" * 10], ["a" * 10, "b" * 10, "c" * 10]),
-        (29, ["a" * 10, "b" * 10, "c" * 10], ["b" * 10, "c" * 10]),
-        (20, ["a" * 10, "b" * 10, "c" * 15], ["c" * 15]),
-        (10, ["a" * 5, "b" * 11], []),
+        (0, ["a" * 10, "b" * 10, "c" * 10], ["a" * 10, "b" * 10, "c" * 10]),
+        (-1, ["a" * 10, "b" * 10, "c" * 10], ["b" * 10, "c" * 10]),
     ],
-    ids=["exactly-at-limit", "one-over", "drops-two", "single-message-too-big"],
+    ids=["exactly-at-limit", "one-over"],
 )
 @pytest.mark.asyncio
-async def test_max_bytes_drops_oldest(max_bytes: int, appended: list[str], kept: list[str]) -> None:
-    store = _store(max_bytes=max_bytes)
+async def test_max_bytes_drops_oldest(slack: int, appended: list[str], kept: list[str]) -> None:
+    store = _store(max_bytes=sum(_size(t) for t in appended) + slack)
     for text in appended:
         await store.append("c", [_user(text)])
     assert _texts(await store.load("c")) == kept
 
 
 @pytest.mark.asyncio
-async def test_max_bytes_counts_utf8_bytes_not_characters() -> None:
-    store = _store(max_bytes=8)
-    await store.append("c", [_user("éé"), _user("éé")])  # 4 bytes each: fits
-    await store.append("c", [_user("é")])  # 10 bytes: the oldest goes
-    assert _texts(await store.load("c")) == ["éé", "é"]
+async def test_max_bytes_drops_several_and_a_single_oversized_message() -> None:
+    store = _store(max_bytes=_size("c" * 15) + _size("b" * 10) - 1)
+    for text in ["a" * 10, "b" * 10, "c" * 15]:
+        await store.append("c", [_user(text)])
+    assert _texts(await store.load("c")) == ["c" * 15]
+    tiny = _store(max_bytes=_size("a") - 1)
+    await tiny.append("c", [_user("a")])
+    assert _texts(await tiny.load("c")) == []
 
 
 @pytest.mark.asyncio
 async def test_byte_accounting_follows_dropped_messages() -> None:
     # After drops the running size must shrink, or later small appends would evict too much.
-    store = _store(max_messages=2, max_bytes=100)
+    store = _store(max_messages=2, max_bytes=_size("x" * 40) + _size("w" * 10))
     for text in ["x" * 40, "y" * 40, "z" * 40, "w" * 10]:
         await store.append("c", [_user(text)])
     await store.append("c", [_user("v" * 10)])

@@ -11,6 +11,7 @@ scans all conversations: expiry happens at the cold end of an LRU order.
 from __future__ import annotations
 
 import abc
+import json
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
@@ -46,9 +47,8 @@ class _Conversation:
 
 
 def message_size(message: Message) -> int:
-    """Approximate bytes of a message, for the byte bound."""
-    content = message.get("content")
-    return len(content.encode("utf-8")) if isinstance(content, str) else 64
+    """Bytes of a message as compact JSON: the measure of the byte bound in every store."""
+    return len(json.dumps(message, separators=(",", ":")).encode("utf-8"))
 
 
 class InMemoryConversationStore(ConversationStore):

@@ -48,8 +48,15 @@ class ArenaSettings(BaseSettings):
     # Empty variables count as unset: compose passes `VAR=` as an empty string.
     model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True, env_ignore_empty=True)
 
-    # State (issue: Redis-backed state). Unset keeps everything in memory.
+    # Shared state. Unset keeps everything in memory (one replica per service).
     redis_url: str | None = None
+    redis_namespace: str = Field(default="", max_length=64, pattern=r"^[A-Za-z0-9_.-]*$")
+    redis_max_connections: int = Field(default=64, ge=2, le=10_000)
+    redis_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    redis_block_ms: int = Field(default=5000, ge=10, le=60_000)
+    task_ttl_s: float = Field(default=86_400.0, gt=0)
+    max_tasks: int = Field(default=100_000, ge=1, le=100_000_000)
+    event_stream_maxlen: int = Field(default=1000, ge=10, le=1_000_000)
 
     # Models: the shared pair, then per-side overrides.
     model: str | None = None

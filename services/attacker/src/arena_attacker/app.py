@@ -11,9 +11,10 @@ from starlette.applications import Starlette
 from arena_attacker.attacker_executor import AttackerExecutor
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import STRATEGY_NAMES, ModelFactory
-from arena_core.a2a.agent_app import CardSpec, build_agent_app, build_agent_card
+from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
 from arena_core.model_probe import model_readiness
 from arena_core.settings import ArenaSettings
+from arena_core.state_backend import create_state_backend
 
 VERSION = "0.1.0"
 
@@ -69,11 +70,15 @@ def create_attacker_app(
     """
     runner = MatchRunner(settings, model_factory=model_factory, http=target_http)
     card = build_agent_card(attacker_card_spec(), public_url, v03_compat=settings.card_v03_compat)
+    state = create_state_backend(settings)
     return build_agent_app(
         card,
         AttackerExecutor(runner),
-        readiness=model_readiness(settings.model_for("attacker")),
+        readiness=all_ready(state.readiness, model_readiness(settings.model_for("attacker"))),
+        task_store=state.task_store,
+        event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
+        on_shutdown=[state.close],
     )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from a2a.types.a2a_pb2 import AgentSkill
 from starlette.applications import Starlette
 
-from arena_core.a2a.agent_app import CardSpec, build_agent_app, build_agent_card
-from arena_core.conversation_store import ConversationStore, InMemoryConversationStore
+from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
+from arena_core.conversation_store import ConversationStore
 from arena_core.llm import ChatModel
 from arena_core.model_probe import model_readiness
 from arena_core.settings import ArenaSettings
+from arena_core.state_backend import create_state_backend
 from arena_defender.defender_executor import DefenderExecutor
 from arena_defender.prompts import DEFAULT_SYSTEM_PROMPT, render_system_prompt
 
@@ -57,12 +58,8 @@ def create_defender_app(
     """Build the defender ASGI app. ``model``/``conversations`` default from settings."""
     model_config = settings.model_for("defender")
     chat_model = model or ChatModel.from_config(model_config)
-    store = conversations or InMemoryConversationStore(
-        max_messages=settings.history_max_messages,
-        max_bytes=settings.history_max_bytes,
-        max_conversations=settings.max_conversations,
-        ttl_s=settings.conversation_ttl_s,
-    )
+    state = create_state_backend(settings)
+    store = conversations or state.conversations
     template = settings.defender_system_prompt or DEFAULT_SYSTEM_PROMPT
     executor = DefenderExecutor(
         chat_model,
@@ -75,8 +72,11 @@ def create_defender_app(
     return build_agent_app(
         card,
         executor,
-        readiness=model_readiness(model_config),
+        readiness=all_ready(state.readiness, model_readiness(model_config)),
+        task_store=state.task_store,
+        event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
+        on_shutdown=[state.close],
     )
 
 

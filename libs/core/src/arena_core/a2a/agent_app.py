@@ -14,10 +14,12 @@ Every arena agent (defender, attacker) is served the same way:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from a2a.server.agent_execution import AgentExecutor
+from a2a.server.cluster import TaskEventStream, VersionedTaskStore
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
@@ -99,26 +101,42 @@ def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> Ag
     )
 
 
+def all_ready(*checks: ReadinessCheck | None) -> ReadinessCheck:
+    """One readiness check that reports every failing dependency."""
+
+    async def check() -> str | None:
+        problems = [problem for c in checks if c is not None and (problem := await c()) is not None]
+        return "; ".join(problems) if problems else None
+
+    return check
+
+
 def build_agent_app(
     card: AgentCard,
     executor: AgentExecutor,
     *,
     readiness: ReadinessCheck | None = None,
-    task_store: TaskStore | None = None,
+    task_store: TaskStore | VersionedTaskStore | None = None,
+    event_stream: TaskEventStream | None = None,
     task_idle_timeout_s: float | None = None,
     extra_routes: Sequence[BaseRoute] = (),
+    on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
 ) -> Starlette:
     """Assemble the Starlette app serving ``executor`` behind ``card``.
 
+    With a ``VersionedTaskStore`` and an ``event_stream`` (Redis), replicas
+    share tasks: any replica continues, resubscribes to or cancels any task.
     ``task_idle_timeout_s`` releases tasks parked in input-required after that
     long (a2a-sdk 1.3 never releases them otherwise); a follow-up message
-    recreates the task from the store.
+    recreates the task from the store. ``on_shutdown`` hooks run when the
+    server stops.
     """
     handler = DefaultRequestHandler(
         agent_executor=executor,
         task_store=task_store or InMemoryTaskStore(),
         agent_card=card,
         interrupted_task_timeout=task_idle_timeout_s,
+        event_stream=event_stream,
     )
 
     async def healthz(_: Request) -> Response:
@@ -130,6 +148,14 @@ def build_agent_app(
             return JSONResponse({"status": "unavailable", "reason": problem}, status_code=503)
         return JSONResponse({"status": "ready"})
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            for hook in on_shutdown:
+                await hook()
+
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
@@ -138,7 +164,7 @@ def build_agent_app(
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, path_prefix=REST_PREFIX, enable_v0_3_compat=True),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
-__all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "build_agent_app", "build_agent_card"]
+__all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "all_ready", "build_agent_app", "build_agent_card"]
