@@ -93,20 +93,23 @@ class DefenderExecutor(AgentExecutor):
             )
             return
         user = {"role": "user", "content": text}
-        history = await self._conversations.load(context_id)
         try:
+            history = await self._conversations.load(context_id)
             reply = await self._model.complete(
                 [self._system, *history, user],
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
             )
+            await self._conversations.append(
+                context_id, [user, {"role": "assistant", "content": reply.content}]
+            )
         except ArenaError as exc:
+            # Model or shared-state failures: say which; the conversation stays usable.
             logger.warning("defender turn failed: %s", exc.message)
             await updater.failed(
                 _agent_text(updater, f"The defender could not answer: {exc.message}", exc.kind)
             )
             return
-        await self._conversations.append(context_id, [user, {"role": "assistant", "content": reply.content}])
         answer = updater.new_agent_message(
             parts=[Part(text=reply.content)],
             metadata={
