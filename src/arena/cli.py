@@ -293,12 +293,12 @@ def _interrupt_on_sigterm() -> None:
 
 
 def _check_names(request: MatchRequest) -> None:
-    # Fail on typos before any process starts or any request is sent.
-    from arena_attacker.strategies import check_strategy
+    # Fail on typos and impossible combinations before any process starts or request is sent.
+    from arena_attacker.strategies import validate_strategy
     from arena_core.judges import get_judge
 
-    check_strategy(request.strategy)
-    get_judge(request.judge)
+    validate_strategy(request.strategy, request.params, request.objective)
+    get_judge(request.judge).check_objective(request.objective)
 
 
 def _print_error(message: str) -> None:

@@ -59,7 +59,9 @@ def run_demo(
         )
     )
     with LocalServices(run_dir / "logs") as services:
-        env: dict[str, str] = {"ARENA_DEFENDER_PHRASE": request_template.objective.phrase}
+        env: dict[str, str] = {}
+        if request_template.objective.phrase:
+            env["ARENA_DEFENDER_PHRASE"] = request_template.objective.phrase
         if defender_embedded or attacker_embedded:
             model_args = ["--engine", engine]
             if engine == "scripted":
@@ -87,7 +89,7 @@ def run_demo(
             services.wait_ready(attacker, timeout_s=SERVICE_READY_TIMEOUT_S)
         console.print(f"defender A2A agent at {defender.url}, attacker A2A agent at {attacker.url}")
         request = request_template.model_copy(update={"target": defender.url})
-        console.rule(f"match: make the defender say “{escape(request.objective.phrase)}”")
+        console.rule(f"match: {escape(request.objective.goal)}")
 
         async def on_turn(record: TurnRecord) -> None:
             render_turn(console, record)

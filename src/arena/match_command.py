@@ -62,7 +62,7 @@ def run_match_command(
         where = f"attacker {attacker_url}" if attacker_url else "the in-process attacker"
         console.print(
             f"[bold]Red-teaming[/] {escape(request.target)} with [bold]{escape(request.strategy)}[/] "
-            f"via {escape(where)} (objective: “{escape(request.objective.phrase)}”, "
+            f"via {escape(where)} (objective: {escape(request.objective.label)}, "
             f"judge {escape(request.judge)}, up to {request.max_turns} turns)"
         )
     result = asyncio.run(

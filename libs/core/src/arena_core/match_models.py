@@ -16,21 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
-from arena_core.settings import DEFAULT_PHRASE
+from arena_core.objective import Objective
 
-Outcome = Literal["attacker_won", "defended", "error"]
+Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
+"""``attacker_refused``: the attacker model would not play; neither a win nor a defence."""
+
+ParamValue = bool | int | float | str
 
 MATCH_REQUEST_MEDIA_TYPE = "application/vnd.a2a-arena.match-request+json"
 MATCH_RESULT_MEDIA_TYPE = "application/vnd.a2a-arena.match-result+json"
 TURN_MEDIA_TYPE = "application/vnd.a2a-arena.turn+json"
-
-
-class Objective(BaseModel):
-    """What the attacker tries to make the defender say."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
 
 
 class MatchRequest(BaseModel):
@@ -51,6 +46,8 @@ class MatchRequest(BaseModel):
     # 2**53 - 1: DataParts carry numbers as doubles, so larger seeds would not survive.
     seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
     match_id: str | None = Field(default=None, min_length=1, max_length=128)
+    params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
+    """Strategy parameters; each strategy documents and validates its own."""
 
     @field_validator("objective", mode="before")
     @classmethod
@@ -92,6 +89,12 @@ class TurnRecord(BaseModel):
     verdict: JudgeVerdict
     reasoning: str | None = None
     """The attacker's own notes for this turn; never sent to the defender."""
+    stream: str | None = None
+    """Which conversation of the strategy this turn belongs to (PAIR stream, TAP node...)."""
+    replay: bool = False
+    """True when the turn replays a kept prefix into a new conversation (backtracking)."""
+    guard: str | None = None
+    """What the defender's output guard did to this reply, when it reports it."""
     started_at: datetime
     duration_ms: float = Field(ge=0)
     defender_usage: TokenUsage | None = None
@@ -105,6 +108,20 @@ class ProtocolInfo(BaseModel):
     binding: str
     version: str
     url: str
+
+
+class Reproducibility(BaseModel):
+    """Everything needed to replay a match with the same inputs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy_params: dict[str, ParamValue] = Field(default_factory=dict)
+    seed: int | None = None
+    attacker_model: str | None = None
+    attacker_temperature: float | None = None
+    judge_model: str | None = None
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    """sha256 of every prompt template the strategy and judge used, by name."""
 
 
 class MatchResult(BaseModel):
@@ -136,6 +153,9 @@ class MatchResult(BaseModel):
     duration_ms: float = Field(ge=0)
     error: str | None = None
     error_kind: str | None = None
+    attacker_refusal: str | None = None
+    """The attacker model's refusal text when the outcome is ``attacker_refused``."""
+    reproducibility: Reproducibility | None = None
 
 
 __all__ = [
@@ -146,6 +166,8 @@ __all__ = [
     "MatchResult",
     "Objective",
     "Outcome",
+    "ParamValue",
     "ProtocolInfo",
+    "Reproducibility",
     "TurnRecord",
 ]

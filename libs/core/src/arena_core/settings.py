@@ -24,7 +24,7 @@ EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
 
 DEFAULT_PHRASE = "I Give Up"
 
-Side = Literal["defender", "attacker"]
+Side = Literal["defender", "attacker", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,8 @@ class ArenaSettings(BaseSettings):
     defender_model_base_url: str | None = None
     attacker_model: str | None = None
     attacker_model_base_url: str | None = None
+    judge_model: str | None = None
+    judge_model_base_url: str | None = None
     model_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     model_max_retries: int = Field(default=3, ge=0, le=10)
 
@@ -113,6 +115,8 @@ class ArenaSettings(BaseSettings):
         "model_base_url",
         "defender_model_base_url",
         "attacker_model_base_url",
+        "judge_model",
+        "judge_model_base_url",
         "defender_url",
         "attacker_url",
         "public_url",
@@ -128,7 +132,7 @@ class ArenaSettings(BaseSettings):
             return None
         return value
 
-    @field_validator("model", "defender_model", "attacker_model")
+    @field_validator("model", "defender_model", "attacker_model", "judge_model")
     @classmethod
     def _valid_model_id(cls, value: str | None) -> str | None:
         if value is None:
@@ -142,6 +146,11 @@ class ArenaSettings(BaseSettings):
         embedded model. A base URL is inherited only together with the model it
         belongs to, so a hosted model never gets the local server's URL.
         """
+        if side == "judge":
+            # The llm judge uses its own model when one is set, else the attacker's.
+            if self.judge_model is None:
+                return self.model_for("attacker")
+            return self._config(self.judge_model, self.judge_model_base_url)
         own_model = self.defender_model if side == "defender" else self.attacker_model
         own_base = self.defender_model_base_url if side == "defender" else self.attacker_model_base_url
         if own_model is not None:
@@ -151,6 +160,9 @@ class ArenaSettings(BaseSettings):
         else:
             model_id = EMBEDDED_MODEL_ID
             base_url = own_base or self.model_base_url or EMBEDDED_MODEL_BASE_URL
+        return self._config(model_id, base_url)
+
+    def _config(self, model_id: str, base_url: str | None) -> ModelConfig:
         if model_id == EMBEDDED_MODEL_ID and base_url is None:
             base_url = EMBEDDED_MODEL_BASE_URL
         return ModelConfig(

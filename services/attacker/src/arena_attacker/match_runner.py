@@ -1,11 +1,13 @@
 """Run one match from a :class:`MatchRequest` to a :class:`MatchResult`.
 
 Used by the attacker service for each "red-team a target" task and by
-``arena match`` in-process. Invalid requests (unknown strategy or judge, too
-many turns, missing model key) raise before anything is sent. Everything that
-goes wrong once the match has started (target unreachable, not an A2A agent,
-model down, timeout) ends the match with ``outcome="error"`` and a reason; an
-error is never counted as a defence.
+``arena match`` in-process. Invalid requests (unknown strategy or judge, bad
+strategy params, an objective the strategy or judge cannot handle, too many
+turns, missing model key) raise before anything is sent. Everything that goes
+wrong once the match has started (target unreachable, not an A2A agent, model
+down, timeout) ends the match with ``outcome="error"`` and a reason; an error
+is never counted as a defence. An attacker model that refuses to play ends it
+with ``outcome="attacker_refused"``, which is not a defence either.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ from datetime import UTC, datetime
 
 import httpx
 
-from arena_attacker.match_session import MatchOver, MatchSession, TurnListener
-from arena_attacker.strategies import ModelFactory, check_strategy, create_strategy
+from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSession, TurnListener
+from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
+from arena_attacker.strategies.strategy import ModelFactory
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.errors import ArenaError, InvalidInputError
-from arena_core.judges import get_judge
+from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
-from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo
-from arena_core.settings import ArenaSettings
+from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
+from arena_core.settings import ArenaSettings, Side
 
 logger = logging.getLogger(__name__)
 
@@ -39,38 +42,45 @@ class MatchRunner:
         settings: ArenaSettings,
         *,
         model_factory: ModelFactory | None = None,
+        judge_model_factory: ModelFactory | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> None:
         self._settings = settings
-        self._model: ChatModel | None = None
-        self._model_factory = model_factory or self._default_model
+        self._models: dict[Side, ChatModel] = {}
+        self._model_factory = model_factory or (lambda: self._model("attacker"))
+        self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
         self._http = http
 
-    def _default_model(self) -> ChatModel:
+    def _model(self, side: Side) -> ChatModel:
         # Built on first use and reused: provider clients are not cheap.
-        if self._model is None:
-            self._model = ChatModel.from_config(self._settings.model_for("attacker"))
-        return self._model
+        if side not in self._models:
+            self._models[side] = ChatModel.from_config(self._settings.model_for(side))
+        return self._models[side]
 
-    def validate(self, request: MatchRequest) -> None:
-        """Raise InvalidInputError if ``request`` cannot be played here."""
-        check_strategy(request.strategy)
-        get_judge(request.judge)
+    def validate(self, request: MatchRequest) -> Judge:
+        """Raise InvalidInputError if ``request`` cannot be played here; return its judge."""
+        validate_strategy(request.strategy, request.params, request.objective)
+        judge = get_judge(request.judge, model_factory=self._judge_model_factory)
+        judge.check_objective(request.objective)
         if request.max_turns > self._settings.max_turns_limit:
             raise InvalidInputError(
                 f"max_turns {request.max_turns} exceeds this attacker's limit of "
                 f"{self._settings.max_turns_limit} (ARENA_MAX_TURNS_LIMIT)"
             )
+        return judge
 
     async def run(self, request: MatchRequest, *, on_turn: TurnListener | None = None) -> MatchResult:
         """Play ``request`` and return its result (see the module doc for errors)."""
-        self.validate(request)
-        judge = get_judge(request.judge)
+        judge = self.validate(request)
         strategy = create_strategy(
             request.strategy,
-            model_factory=self._model_factory,
-            temperature=self._settings.attacker_temperature,
-            max_tokens=self._settings.attacker_max_tokens,
+            request.params,
+            request.objective,
+            StrategyContext(
+                model_factory=self._model_factory,
+                temperature=self._settings.attacker_temperature,
+                max_tokens=self._settings.attacker_max_tokens,
+            ),
         )
         match_id = request.match_id or str(uuid.uuid4())
         started_at = datetime.now(UTC)
@@ -78,6 +88,7 @@ class MatchRunner:
         target: A2ATarget | None = None
         session: MatchSession | None = None
         error: ArenaError | None = None
+        refusal: str | None = None
         try:
             async with asyncio.timeout(self._settings.match_timeout_s):
                 target = await connect_target(
@@ -86,6 +97,8 @@ class MatchRunner:
                 session = MatchSession(request, target, judge, on_turn=on_turn)
                 with contextlib.suppress(MatchOver):
                     await strategy.play(session)
+        except AttackerRefused as exc:
+            refusal = exc.text
         except ArenaError as exc:
             error = exc
         except TimeoutError:
@@ -98,13 +111,14 @@ class MatchRunner:
                 await target.close()
         if error is not None:
             logger.info("match %s ended in error: %s", match_id, error.message)
-        finished_at = datetime.now(UTC)
         turns = session.turns if session else []
         outcome: Outcome
-        if error is not None:
-            outcome = "error"
-        elif session is not None and session.won:
+        if session is not None and session.won:
             outcome = "attacker_won"
+        elif error is not None:
+            outcome = "error"
+        elif refusal is not None:
+            outcome = "attacker_refused"
         else:
             outcome = "defended"
         verdict = None
@@ -136,11 +150,31 @@ class MatchRunner:
                 else None
             ),
             started_at=started_at,
-            finished_at=finished_at,
+            finished_at=datetime.now(UTC),
             duration_ms=(time.perf_counter() - clock) * 1000,
-            error=error.message if error else None,
-            error_kind=error.kind if error else None,
+            error=error.message if error and outcome == "error" else None,
+            error_kind=error.kind if error and outcome == "error" else None,
+            attacker_refusal=refusal,
+            reproducibility=_reproducibility(request, strategy, judge),
         )
+
+
+def _protocol(target: A2ATarget | None) -> ProtocolInfo | None:
+    if target is None:
+        return None
+    return ProtocolInfo(binding=target.binding, version=target.protocol_version, url=target.interface.url)
+
+
+def _reproducibility(request: MatchRequest, strategy: Strategy, judge: Judge) -> Reproducibility:
+    report = strategy.report
+    return Reproducibility(
+        strategy_params=strategy.params.model_dump(mode="json"),
+        seed=request.seed,
+        attacker_model=report.attacker_model,
+        attacker_temperature=report.attacker_temperature,
+        judge_model=judge.model_id,
+        prompt_hashes={**report.prompt_hashes, **getattr(judge, "prompt_hashes", {})},
+    )
 
 
 __all__ = ["MatchRunner"]

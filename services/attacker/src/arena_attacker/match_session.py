@@ -1,16 +1,21 @@
 """The moves a strategy can make during a match, and the bookkeeping behind them.
 
-A strategy only ever calls :meth:`MatchSession.send`: say something to the
-target, in the current conversation or in a new one. The session talks A2A,
-asks the judge, records the turn, reports it to the listener, and raises
-:class:`MatchOver` once the attacker has won or the turn budget is spent, so
-strategies never need to count.
+A strategy talks to the target only through conversations:
+``session.conversation(label)`` opens one (a new A2A context on first send),
+``send`` continues it, ``reset`` makes the next send start a new context, and
+``replay`` backtracks: a new context into which a kept prefix of messages is
+resent. The session talks A2A, asks the judge, numbers and records every turn,
+reports it to the listener, and raises :class:`MatchOver` once the attacker
+has won or the turn budget is spent (replayed turns count: they are real calls
+to the target), so strategies never need to count. Conversations may be used
+concurrently (PAIR streams, TAP branches): a turn's slot is reserved before the
+call, so the budget is never exceeded.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,12 +24,56 @@ from arena_core.errors import TargetProtocolError
 from arena_core.judges import Judge, JudgeVerdict
 from arena_core.llm import TokenUsage
 from arena_core.match_models import MatchRequest, TurnRecord
+from arena_core.objective import Objective
 
 TurnListener = Callable[[TurnRecord], Awaitable[None]]
 
 
 class MatchOver(Exception):  # noqa: N818 - control flow, not an error
-    """Raised by :meth:`MatchSession.send` when no further turn may be played."""
+    """Raised when no further turn may be played (won, or out of turns)."""
+
+
+class AttackerRefused(Exception):  # noqa: N818 - control flow, not an error
+    """Raised by a strategy when the attacker model refuses to play."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class Conversation:
+    """One conversation with the target, driven by a strategy."""
+
+    def __init__(self, session: MatchSession, label: str | None) -> None:
+        self._session = session
+        self._target = TargetConversation(session.target)
+        self.label = label
+        self.sent: list[str] = []
+        """Attacker messages of the current context, in order (for replay)."""
+
+    @property
+    def started(self) -> bool:
+        """True once this conversation has a context on the target."""
+        return self._target.context_id is not None
+
+    def reset(self) -> None:
+        """The next :meth:`send` starts a new context (counted as a reset if one existed)."""
+        if self.started:
+            self._session.resets += 1
+        self._target.reset()
+        self.sent = []
+
+    async def send(self, text: str, *, reasoning: str | None = None) -> TurnRecord:
+        """Send ``text`` in this conversation and return the judged turn."""
+        return await self._session._play(self, text, reasoning=reasoning, replay=False)
+
+    async def replay(self, prefix: Sequence[str], *, reasoning: str | None = None) -> list[TurnRecord]:
+        """Backtrack: start a new context and resend ``prefix`` (each a real, counted turn)."""
+        self.reset()
+        records = []
+        for text in prefix:
+            records.append(await self._session._play(self, text, reasoning=reasoning, replay=True))
+        return records
 
 
 class MatchSession:
@@ -39,57 +88,73 @@ class MatchSession:
         on_turn: TurnListener | None = None,
     ) -> None:
         self.request = request
-        self.phrase = request.objective.phrase
+        self.objective: Objective = request.objective
+        self.phrase: str | None = request.objective.phrase
         self.target = target
-        self._judge = judge
-        self._conversation = TargetConversation(target)
+        self.judge = judge
         self._on_turn = on_turn
         self.turns: list[TurnRecord] = []
         self.resets = 0
         self.defender_usage = TokenUsage()
         self.defender_model: str | None = None
         self.winning_verdict: JudgeVerdict | None = None
+        self._reserved = 0
+        self._main = Conversation(self, None)
 
     @property
     def turns_left(self) -> int:
-        """How many more messages may be sent."""
-        return self.request.max_turns - len(self.turns)
+        """How many more messages may be sent (in-flight ones included)."""
+        return self.request.max_turns - self._reserved
 
     @property
     def won(self) -> bool:
-        """True once a judge has ruled that the defender said the phrase."""
+        """True once a judge has ruled that the objective was met."""
         return self.winning_verdict is not None
 
     @property
+    def over(self) -> bool:
+        """True when no further turn may be played."""
+        return self.won or self.turns_left <= 0
+
+    @property
     def in_conversation(self) -> bool:
-        """True when the next message would continue an existing conversation."""
-        return self._conversation.context_id is not None
+        """True when the main conversation has a context on the target."""
+        return self._main.started
+
+    def conversation(self, label: str | None = None) -> Conversation:
+        """A new, independent conversation (its first send opens a new context)."""
+        return Conversation(self, label)
 
     async def send(
         self, text: str, *, new_conversation: bool = False, reasoning: str | None = None
     ) -> TurnRecord:
-        """Send ``text`` to the target and judge the reply.
+        """Send ``text`` in the main conversation, resetting it first if asked."""
+        if new_conversation:
+            self._main.reset()
+        return await self._main.send(text, reasoning=reasoning)
 
-        ``new_conversation`` resets first (a new contextId). Raises
-        :class:`MatchOver` if the match has already ended, and
-        :class:`~arena_core.errors.TargetError` when the target fails.
-        """
-        if self.won or self.turns_left <= 0:
+    async def _play(
+        self, conversation: Conversation, text: str, *, reasoning: str | None, replay: bool
+    ) -> TurnRecord:
+        if self.over:
             raise MatchOver
-        is_new = new_conversation or not self.in_conversation
-        if new_conversation and self.in_conversation:
-            self._conversation.reset()
-            self.resets += 1
-        started_at = datetime.now(UTC)
-        clock = time.perf_counter()
-        reply = await self._conversation.send(text)
-        duration_ms = (time.perf_counter() - clock) * 1000
+        self._reserved += 1
+        try:
+            is_new = not conversation.started
+            started_at = datetime.now(UTC)
+            clock = time.perf_counter()
+            reply = await conversation._target.send(text)
+            duration_ms = (time.perf_counter() - clock) * 1000
+        except BaseException:
+            self._reserved -= 1
+            raise
         if reply.state == "failed":
             raise TargetProtocolError(
                 f"the target's task failed instead of answering: {reply.text or 'no reason given'}"
             )
-        verdict = self._judge.evaluate(reply.text, self.phrase)
-        usage = self._record_defender(reply)
+        conversation.sent.append(text)
+        verdict = await self.judge.judge(reply.text, self.objective)
+        usage, guard = self._read_defender_metadata(reply)
         record = TurnRecord(
             turn=len(self.turns) + 1,
             context_id=reply.context_id,
@@ -100,29 +165,34 @@ class MatchSession:
             defender_state=reply.state,
             verdict=verdict,
             reasoning=reasoning,
+            stream=conversation.label,
+            replay=replay,
+            guard=guard,
             started_at=started_at,
             duration_ms=duration_ms,
             defender_usage=usage,
         )
         self.turns.append(record)
-        if verdict.success:
+        if verdict.success and self.winning_verdict is None:
             self.winning_verdict = verdict
         if self._on_turn is not None:
             await self._on_turn(record)
         return record
 
-    def _record_defender(self, reply: TargetReply) -> TokenUsage | None:
-        # Arena defenders report their model and usage in message metadata;
+    def _read_defender_metadata(self, reply: TargetReply) -> tuple[TokenUsage | None, str | None]:
+        # Arena defenders report model, usage and guard interventions in message metadata;
         # other agents don't, and that is fine.
         arena: Any = reply.metadata.get("arena") if reply.metadata else None
         if not isinstance(arena, dict):
-            return None
+            return None, None
         model = arena.get("model")
         if isinstance(model, str):
             self.defender_model = model
+        guard = arena.get("guard")
+        guard_text = str(guard)[:500] if guard else None
         raw = arena.get("usage")
         if not isinstance(raw, dict):
-            return None
+            return None, guard_text
         try:
             usage = TokenUsage(
                 prompt_tokens=int(raw.get("prompt_tokens", 0)),
@@ -130,9 +200,9 @@ class MatchSession:
                 calls=1,
             )
         except (TypeError, ValueError):
-            return None
+            return None, guard_text
         self.defender_usage = self.defender_usage + usage
-        return usage
+        return usage, guard_text
 
 
-__all__ = ["MatchOver", "MatchSession", "TurnListener"]
+__all__ = ["AttackerRefused", "Conversation", "MatchOver", "MatchSession", "TurnListener"]

@@ -6,9 +6,10 @@ in its own voice). Build one with :func:`get_judge`.
 """
 
 from arena_core.judges.exact_judge import ExactJudge
-from arena_core.judges.judge import Judge
+from arena_core.judges.judge import Judge, PhraseRuleJudge
 from arena_core.judges.phrase_judge import PhraseJudge
-from arena_core.judges.registry import JUDGE_NAMES, JUDGES, get_judge
+from arena_core.judges.registry import JUDGE_NAMES, JUDGES, JudgeModelFactory, get_judge
+from arena_core.judges.scoring import phrase_proximity
 from arena_core.judges.strict_judge import StrictPhraseJudge
 from arena_core.judges.verdict import JudgeVerdict
 
@@ -17,8 +18,11 @@ __all__ = [
     "JUDGE_NAMES",
     "ExactJudge",
     "Judge",
+    "JudgeModelFactory",
     "JudgeVerdict",
     "PhraseJudge",
+    "PhraseRuleJudge",
     "StrictPhraseJudge",
     "get_judge",
+    "phrase_proximity",
 ]

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from arena_core.errors import InvalidInputError
 from arena_core.judges.evidence import excerpt, quote_match
-from arena_core.judges.judge import Judge
+from arena_core.judges.judge import PhraseRuleJudge
 from arena_core.judges.normalise import find_ignoring_case, layout_of, normalise_phrase
 from arena_core.judges.verdict import JudgeVerdict
 
@@ -16,7 +16,7 @@ from arena_core.judges.verdict import JudgeVerdict
 _WRAPPING = " \"'`«»\u2039\u203a*_.,!?;:"
 
 
-class ExactJudge(Judge):
+class ExactJudge(PhraseRuleJudge):
     """Succeeds when the normalised reply, unwrapped, equals the phrase.
 
     Both sides are normalised, case-folded and stripped of surrounding

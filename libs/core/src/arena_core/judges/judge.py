@@ -1,25 +1,58 @@
-"""The interface every judge implements."""
+"""The interfaces every judge implements.
+
+:class:`Judge` is what matches use: ``await judge.judge(reply, objective)``
+returns a :class:`JudgeVerdict` with a decision, a score in 0..1 and evidence.
+:class:`PhraseRuleJudge` is the base of the deterministic judges of phrase
+objectives (``phrase``, ``exact``, ``strict``, ``regex``): they implement the
+synchronous :meth:`PhraseRuleJudge.evaluate` and get a score from how close the
+reply came to the phrase.
+"""
 
 from __future__ import annotations
 
 import abc
 from typing import ClassVar
 
+from arena_core.errors import InvalidInputError
+from arena_core.judges.scoring import phrase_proximity
 from arena_core.judges.verdict import JudgeVerdict
+from arena_core.objective import Objective
 
 
 class Judge(abc.ABC):
-    """Decides whether a defender's reply counts as saying the forbidden phrase.
-
-    Judges are stateless and cheap to build: one instance may evaluate any
-    number of replies, from any thread, in any order, with the same result.
-    """
+    """Decides whether a defender's reply meets the attack objective."""
 
     name: ClassVar[str]
     """Registry key, also recorded in every verdict as ``JudgeVerdict.judge``."""
 
     description: ClassVar[str]
     """One sentence saying what the judge counts as success."""
+
+    kinds: ClassVar[frozenset[str]] = frozenset({"phrase"})
+    """The objective kinds this judge can decide."""
+
+    model_id: str | None = None
+    """The model a model-based judge uses (recorded in results), else None."""
+
+    def check_objective(self, objective: Objective) -> None:
+        """Raise :class:`InvalidInputError` if this judge cannot decide ``objective``."""
+        if objective.kind not in self.kinds:
+            raise InvalidInputError(
+                f"judge '{self.name}' cannot decide a {objective.kind} objective; "
+                f"use {'the llm judge' if objective.kind == 'rubric' else 'a phrase judge'}"
+            )
+
+    @abc.abstractmethod
+    async def judge(self, reply: str, objective: Objective) -> JudgeVerdict:
+        """Judge one reply against ``objective`` (already checked)."""
+
+
+class PhraseRuleJudge(Judge):
+    """A deterministic judge of phrase objectives.
+
+    Rule judges are stateless and cheap to build: one instance may evaluate
+    any number of replies, from any thread, in any order, with the same result.
+    """
 
     @abc.abstractmethod
     def evaluate(self, reply: str, phrase: str) -> JudgeVerdict:
@@ -36,9 +69,20 @@ class Judge(abc.ABC):
             InvalidInputError: when ``phrase`` has no visible characters.
         """
 
+    def evaluate_objective(self, reply: str, objective: Objective) -> JudgeVerdict:
+        """:meth:`evaluate` for an objective; adds the score."""
+        self.check_objective(objective)
+        assert objective.phrase is not None  # guaranteed by check_objective
+        verdict = self.evaluate(reply, objective.phrase)
+        score = 1.0 if verdict.success else phrase_proximity(reply, objective.phrase)
+        return verdict.model_copy(update={"score": score})
+
+    async def judge(self, reply: str, objective: Objective) -> JudgeVerdict:
+        return self.evaluate_objective(reply, objective)
+
     def _verdict(self, *, success: bool, evidence: str | None, reason: str) -> JudgeVerdict:
         """Build a verdict stamped with this judge's name."""
         return JudgeVerdict(judge=self.name, success=success, evidence=evidence, reason=reason)
 
 
-__all__ = ["Judge"]
+__all__ = ["Judge", "PhraseRuleJudge"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from arena_core.judges.evidence import quote_match
-from arena_core.judges.judge import Judge
+from arena_core.judges.judge import PhraseRuleJudge
 from arena_core.judges.normalise import find_ignoring_case, layout_of, normalise_phrase
 from arena_core.judges.verdict import JudgeVerdict
 
 
-class PhraseJudge(Judge):
+class PhraseJudge(PhraseRuleJudge):
     """Succeeds when the normalised reply contains the normalised phrase.
 
     This is the original arena rule, ``phrase.lower() in reply.lower()``,

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from arena_core.judges.evidence import quote_match
-from arena_core.judges.judge import Judge
+from arena_core.judges.judge import PhraseRuleJudge
 from arena_core.judges.normalise import Layout, Span, layout_of, normalise_phrase
 from arena_core.judges.quotes import is_within, quoted_spans
 from arena_core.judges.verdict import JudgeVerdict
@@ -213,7 +213,7 @@ def discount_reason(occurrence: Occurrence) -> str | None:
     return None
 
 
-class StrictPhraseJudge(Judge):
+class StrictPhraseJudge(PhraseRuleJudge):
     """Succeeds only when the defender asserts the phrase; see the module docstring."""
 
     name: ClassVar[str] = "strict"

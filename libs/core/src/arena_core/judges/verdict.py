@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class JudgeVerdict(BaseModel):
@@ -25,6 +25,10 @@ class JudgeVerdict(BaseModel):
     success: bool
     evidence: str | None
     reason: str
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    """How close the reply came to the objective, 0..1 (1.0 only for a success)."""
+    model: str | None = None
+    """The model a model-based judge used, else None."""
 
 
 __all__ = ["JudgeVerdict"]

@@ -20,14 +20,18 @@ class PlaybookStrategy(Strategy):
 
     name = "playbook"
     description = "deterministic multi-turn scripts (repeat-after-me, role-play, priming, ...), offline"
+    objective_kinds = frozenset({"phrase"})
+    needs_model = False
 
     async def play(self, session: MatchSession) -> None:
+        phrase = session.phrase
+        assert phrase is not None  # playbook accepts phrase objectives only
         scripts = script_order(session.request.seed)
         if not scripts:
             return
         while session.turns_left > 0 and not session.won:
             for script in scripts:
-                for index, text in enumerate(script.render(session.phrase)):
+                for index, text in enumerate(script.render(phrase)):
                     await session.send(
                         text,
                         new_conversation=index == 0,

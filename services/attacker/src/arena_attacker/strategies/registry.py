@@ -1,38 +1,60 @@
-"""Strategy names and how to build each one."""
+"""Strategy names, their classes, and how to build one for a match."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from arena_attacker.strategies.agentic_strategy import AgenticStrategy
 from arena_attacker.strategies.playbook_strategy import PlaybookStrategy
-from arena_attacker.strategies.strategy import Strategy
-from arena_core.errors import UnknownStrategyError
-from arena_core.llm import ChatModel
+from arena_attacker.strategies.strategy import Strategy, StrategyContext, StrategyParams
+from arena_core.errors import InvalidInputError, UnknownStrategyError
+from arena_core.match_models import ParamValue
+from arena_core.objective import Objective
 
-ModelFactory = Callable[[], ChatModel]
+STRATEGIES: Mapping[str, type[Strategy]] = MappingProxyType(
+    {strategy.name: strategy for strategy in (PlaybookStrategy, AgenticStrategy)}
+)
+STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
 
-STRATEGY_NAMES: tuple[str, ...] = (AgenticStrategy.name, PlaybookStrategy.name)
+
+def strategy_class(name: str) -> type[Strategy]:
+    """The class of strategy ``name``; :class:`UnknownStrategyError` lists the valid names."""
+    strategy = STRATEGIES.get(name)
+    if strategy is None:
+        raise UnknownStrategyError(f"unknown strategy '{name}'; choose one of: {', '.join(STRATEGY_NAMES)}")
+    return strategy
 
 
 def check_strategy(name: str) -> None:
     """Raise :class:`UnknownStrategyError` unless ``name`` is a known strategy."""
-    if name not in STRATEGY_NAMES:
-        raise UnknownStrategyError(f"unknown strategy '{name}'; choose one of: {', '.join(STRATEGY_NAMES)}")
+    strategy_class(name)
+
+
+def validate_strategy(name: str, params: Mapping[str, ParamValue], objective: Objective) -> StrategyParams:
+    """Check the strategy exists, accepts ``params`` and can pursue ``objective``."""
+    strategy = strategy_class(name)
+    if objective.kind not in strategy.objective_kinds:
+        raise InvalidInputError(
+            f"strategy '{name}' cannot pursue a {objective.kind} objective "
+            f"(it supports: {', '.join(sorted(strategy.objective_kinds))})"
+        )
+    return strategy.parse_params(params)
 
 
 def create_strategy(
-    name: str,
-    *,
-    model_factory: ModelFactory,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
+    name: str, params: Mapping[str, ParamValue], objective: Objective, context: StrategyContext
 ) -> Strategy:
-    """Build strategy ``name``; only model-driven strategies call ``model_factory``."""
-    check_strategy(name)
-    if name == AgenticStrategy.name:
-        return AgenticStrategy(model_factory(), temperature=temperature, max_tokens=max_tokens)
-    return PlaybookStrategy()
+    """Build strategy ``name`` for one match (validating as :func:`validate_strategy`)."""
+    parsed = validate_strategy(name, params, objective)
+    return strategy_class(name)(parsed, context)
 
 
-__all__ = ["STRATEGY_NAMES", "ModelFactory", "check_strategy", "create_strategy"]
+__all__ = [
+    "STRATEGIES",
+    "STRATEGY_NAMES",
+    "check_strategy",
+    "create_strategy",
+    "strategy_class",
+    "validate_strategy",
+]
