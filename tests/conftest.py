@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -21,7 +21,7 @@ from arena_attacker.app import create_attacker_app
 from arena_core.llm import ChatModel
 from arena_core.settings import ArenaSettings, ModelConfig, load_settings
 from arena_defender.app import create_defender_app
-from arena_model import ScriptedEngine, create_app
+from arena_model import ScriptedEngine, ScriptedRule, create_app
 from support.asgi import HostRouter, client_for
 from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
 
@@ -40,10 +40,19 @@ class InProcessArena:
         self.router.add(host, app)
         return f"http://{host}"
 
-    def add_model(self, host: str = "model", *, mode: str = "echo", tool_text: str | None = None) -> str:
-        engine = (
-            ScriptedEngine(mode=mode) if tool_text is None else ScriptedEngine(mode=mode, tool_text=tool_text)
-        )
+    def add_model(
+        self,
+        host: str = "model",
+        *,
+        mode: str = "echo",
+        tool_text: str | None = None,
+        rules: Sequence[ScriptedRule] = (),
+    ) -> str:
+        """A scripted model server; ``rules`` make it speak a part (see ScriptedEngine)."""
+        if tool_text is None:
+            engine = ScriptedEngine(mode=mode, rules=rules)
+        else:
+            engine = ScriptedEngine(mode=mode, tool_text=tool_text, rules=rules)
         return self.add(host, create_app(engine))
 
     def chat_model(self, host: str = "model") -> ChatModel:

@@ -142,6 +142,10 @@ def serve_model_command(
     gguf: Annotated[Path | None, typer.Option(help="Llama engine: a GGUF file to serve instead.")] = None,
     n_ctx: Annotated[int | None, typer.Option(help="Llama engine: context window in tokens.")] = None,
     threads: Annotated[int | None, typer.Option(help="Llama engine: CPU threads.")] = None,
+    scripted_rules: Annotated[
+        Path | None,
+        typer.Option(help='Scripted engine: JSON file of [{"pattern", "reply"}] rules tried first.'),
+    ] = None,
 ) -> None:
     """Serve the embedded OpenAI-compatible model (chat completions)."""
     from arena_model import serve_model
@@ -153,6 +157,7 @@ def serve_model_command(
         model_gguf=str(gguf) if gguf else None,
         model_n_ctx=n_ctx,
         model_threads=threads,
+        model_scripted_rules=str(scripted_rules) if scripted_rules else None,
     )
     serve_model(
         engine=settings.model_engine,
@@ -163,6 +168,7 @@ def serve_model_command(
         n_threads=settings.model_threads,
         scripted_mode=settings.model_scripted_mode,
         latency_ms=settings.model_latency_ms,
+        scripted_rules=settings.model_scripted_rules,
         log_level=settings.log_level,
     )
 

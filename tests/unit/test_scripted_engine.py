@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -251,3 +252,39 @@ def _call(call_id: str) -> dict[str, Any]:
         "type": "function",
         "function": {"name": "send_message", "arguments": "{}"},
     }
+
+
+def test_rules_answer_first_and_substitute() -> None:
+    from arena_model import ScriptedRule
+
+    engine = ScriptedEngine(
+        rules=[
+            ScriptedRule(pattern=r"you are a judge", reply='{"verdict": "yes", "score": 1}'),
+            ScriptedRule(pattern=r"ping", reply="pong #{n}: {last}"),
+        ]
+    )
+    judge = ChatRequest.model_validate(
+        {
+            "model": "m",
+            "messages": [{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "x"}],
+        }
+    )
+    assert engine.answer(judge).content == '{"verdict": "yes", "score": 1}'
+    ping = ChatRequest.model_validate({"model": "m", "messages": [{"role": "user", "content": "ping me"}]})
+    assert engine.answer(ping).content == "pong #1: ping me"
+    other = ChatRequest.model_validate({"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    assert engine.answer(other).content == '[scripted] heard 1 user message(s): "hello"'
+
+
+def test_rules_file_errors_are_config_errors(tmp_path: Path) -> None:
+    from arena_model import ScriptedRule, load_rules
+
+    good = tmp_path / "rules.json"
+    good.write_text('[{"pattern": "a", "reply": "b"}]')
+    assert load_rules(str(good)) == (ScriptedRule("a", "b"),)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pattern": "a"}')
+    with pytest.raises(ConfigError, match="JSON list"):
+        load_rules(str(bad))
+    with pytest.raises(ConfigError, match="not a valid regex"):
+        ScriptedEngine(rules=[ScriptedRule("(", "x")])

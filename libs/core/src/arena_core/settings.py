@@ -105,6 +105,7 @@ class ArenaSettings(BaseSettings):
     model_threads: int | None = Field(default=None, ge=1, le=512)
     model_scripted_mode: Literal["echo", "refuse", "obey"] = "echo"
     model_latency_ms: float = Field(default=0.0, ge=0, le=600_000)
+    model_scripted_rules: str | None = None
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -123,6 +124,7 @@ class ArenaSettings(BaseSettings):
         "redis_url",
         "defender_system_prompt",
         "model_gguf",
+        "model_scripted_rules",
         mode="before",
     )
     @classmethod

@@ -14,7 +14,7 @@ from arena_model.app import create_app
 from arena_model.engine import ChatEngine, ChatResult
 from arena_model.llama_cpp_engine import LlamaCppEngine
 from arena_model.openai_models import ChatRequest
-from arena_model.scripted_engine import ScriptedEngine
+from arena_model.scripted_engine import ScriptedEngine, ScriptedRule, load_rules
 from arena_model.server import build_engine, serve_model
 from arena_model.smollm2_gguf import find_smollm2_gguf
 
@@ -24,8 +24,10 @@ __all__ = [
     "ChatResult",
     "LlamaCppEngine",
     "ScriptedEngine",
+    "ScriptedRule",
     "build_engine",
     "create_app",
     "find_smollm2_gguf",
+    "load_rules",
     "serve_model",
 ]

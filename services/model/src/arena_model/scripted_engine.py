@@ -7,6 +7,11 @@ never the default engine.
 
 Rules, first match wins:
 
+0. Configured ``rules`` (a list of :class:`ScriptedRule`): the first whose
+   regular expression matches the system message or the last message answers
+   with its ``reply``, in which ``{last}`` is the last message's text and
+   ``{n}`` the number of user messages. Tests use rules to make the scripted
+   model speak a strategy's or judge's JSON, or to play a chosen part.
 1. The request offers tools and the last message is not from the assistant:
    call the first tool once, with arguments built from its JSON schema. If the
    last message is a tool result containing ``[[stop]]``, answer ``"done"``
@@ -24,6 +29,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Literal, cast, get_args
 
 from arena_core.errors import ConfigError
@@ -49,6 +56,36 @@ _OBEY_PATTERN: Final = re.compile(r"(?:repeat after me|say exactly):([^\r\n]*)",
 _QUOTES: Final = "\"'`\u201c\u201d\u2018\u2019"
 
 
+@dataclass(frozen=True, slots=True)
+class ScriptedRule:
+    """When ``pattern`` (a regex, searched case-insensitively) matches, answer ``reply``."""
+
+    pattern: str
+    reply: str
+
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern; raises ConfigError when it is not a valid regex."""
+        try:
+            return re.compile(self.pattern, re.IGNORECASE | re.DOTALL)
+        except re.error as exc:
+            raise ConfigError(f"scripted rule pattern {self.pattern!r} is not a valid regex: {exc}") from exc
+
+
+def load_rules(path: str) -> tuple[ScriptedRule, ...]:
+    """Read rules from a JSON file: ``[{"pattern": "...", "reply": "..."}, ...]``."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read scripted rules from {path}: {exc}") from exc
+    if not isinstance(raw, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("pattern"), str) and isinstance(item.get("reply"), str)
+        for item in raw
+    ):
+        raise ConfigError(f'{path} must hold a JSON list of {{"pattern": str, "reply": str}} objects')
+    return tuple(ScriptedRule(item["pattern"], item["reply"]) for item in raw)
+
+
 class ScriptedEngine(ChatEngine):
     """Deterministic rule-based responder (see the module docstring for the rules).
 
@@ -62,6 +99,7 @@ class ScriptedEngine(ChatEngine):
         mode: str = "echo",
         latency_ms: float = 0.0,
         tool_text: str = DEFAULT_TOOL_TEXT,
+        rules: Sequence[ScriptedRule] = (),
     ) -> None:
         """Configure the responder.
 
@@ -76,6 +114,7 @@ class ScriptedEngine(ChatEngine):
         self._mode = cast(ScriptedMode, mode)
         self._latency_s = latency_ms / 1000.0
         self._tool_text = tool_text
+        self._rules = [(rule.compiled(), rule.reply) for rule in rules]
 
     @property
     def name(self) -> str:
@@ -107,6 +146,9 @@ class ScriptedEngine(ChatEngine):
         messages = request.messages
         prompt_tokens = sum(_word_count(message.text()) for message in messages)
         last = messages[-1]
+        ruled = self._ruled_reply(messages)
+        if ruled is not None:
+            return _text_result(ruled, prompt_tokens)
         tools = request.offered_tools()
         if tools and last.role != "assistant":
             if last.role == "tool" and STOP_MARKER in last.text():
@@ -120,6 +162,17 @@ class ScriptedEngine(ChatEngine):
                 tool_calls=(call,),
             )
         return _text_result(self._text_reply(messages), prompt_tokens)
+
+    def _ruled_reply(self, messages: list[ChatMessage]) -> str | None:
+        if not self._rules:
+            return None
+        last = messages[-1].text()
+        system = "\n".join(m.text() for m in messages if m.role == "system")
+        users = sum(1 for m in messages if m.role == "user")
+        for pattern, reply in self._rules:
+            if pattern.search(system) or pattern.search(last):
+                return reply.replace("{last}", last).replace("{n}", str(users))
+        return None
 
     def _tool_call(self, tool: Tool, messages: list[ChatMessage]) -> ToolCall:
         # The id counts earlier tool results, so the n-th call of a tool loop

@@ -16,7 +16,7 @@ from arena_core.errors import ConfigError
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
 from arena_model.llama_cpp_engine import LlamaCppEngine
-from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine
+from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine, load_rules
 
 ENGINES: Final[tuple[str, ...]] = ("llama", "scripted")
 LOG_LEVELS: Final[tuple[str, ...]] = (
@@ -37,6 +37,7 @@ def build_engine(
     n_threads: int | None = None,
     scripted_mode: str = "echo",
     latency_ms: float = 0.0,
+    scripted_rules: str | None = None,
 ) -> ChatEngine:
     """Create (but do not load) the engine named ``engine``.
 
@@ -51,7 +52,8 @@ def build_engine(
             raise ConfigError(
                 f"Unknown scripted mode {scripted_mode!r}; choose one of: {', '.join(SCRIPTED_MODES)}."
             )
-        return ScriptedEngine(mode=scripted_mode, latency_ms=latency_ms)
+        rules = load_rules(scripted_rules) if scripted_rules else ()
+        return ScriptedEngine(mode=scripted_mode, latency_ms=latency_ms, rules=rules)
     raise ConfigError(f"Unknown model engine {engine!r}; choose one of: {', '.join(ENGINES)}.")
 
 
@@ -65,6 +67,7 @@ def serve_model(
     n_threads: int | None = None,
     scripted_mode: str = "echo",
     latency_ms: float = 0.0,
+    scripted_rules: str | None = None,
     log_level: str = "info",
 ) -> None:
     """Serve the OpenAI-compatible model API until the process is stopped.
@@ -89,6 +92,7 @@ def serve_model(
         n_threads=n_threads,
         scripted_mode=scripted_mode,
         latency_ms=latency_ms,
+        scripted_rules=scripted_rules,
     )
     try:
         if isinstance(chat_engine, LlamaCppEngine):
