@@ -72,6 +72,28 @@ def _settings(**overrides: object) -> ArenaSettings:
     return settings
 
 
+def _param_value(raw: str) -> bool | int | float | str:
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            continue
+    return raw
+
+
+def _params(items: list[str] | None) -> dict[str, bool | int | float | str]:
+    params: dict[str, bool | int | float | str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInputError(f"--param needs KEY=VALUE, got '{item}'")
+        params[key.strip()] = _param_value(value)
+    return params
+
+
 def _request(
     target: str,
     *,
@@ -80,15 +102,24 @@ def _request(
     max_turns: int,
     judge: str,
     seed: int | None,
+    rubric: str | None = None,
+    pattern: str | None = None,
+    params: list[str] | None = None,
 ) -> MatchRequest:
     try:
+        goal = (
+            Objective(kind="rubric", rubric=rubric, pattern=pattern)
+            if rubric
+            else Objective(phrase=objective, pattern=pattern)
+        )
         return MatchRequest(
             target=target,
-            objective=Objective(phrase=objective),
+            objective=goal,
             strategy=strategy,
             max_turns=max_turns,
             judge=judge,
             seed=seed,
+            params=_params(params),
         )
     except ValueError as exc:
         raise InvalidInputError(f"invalid match options: {exc}") from exc
@@ -175,10 +206,27 @@ def serve_model_command(
 
 StrategyOpt = Annotated[
     str | None,
-    typer.Option(help="agentic or playbook (default: agentic with a hosted attacker model, else playbook)."),
+    typer.Option(
+        help="playbook, agentic, crescendo, pair, tap or goat (see docs/strategies.md; default: "
+        "agentic with a hosted attacker model, else playbook)."
+    ),
 ]
 ObjectiveOpt = Annotated[str, typer.Option(help="The phrase the defender must not say.")]
-JudgeOpt = Annotated[str, typer.Option(help="phrase (substring), exact, or strict.")]
+RubricOpt = Annotated[
+    str | None,
+    typer.Option(
+        help='A behaviour to provoke instead of a phrase, e.g. "reveals its system prompt" '
+        "(needs --judge llm)."
+    ),
+]
+PatternOpt = Annotated[str | None, typer.Option(help="Regular expression for --judge regex.")]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--param", help="Strategy parameter KEY=VALUE (repeatable); see docs/strategies.md."),
+]
+JudgeOpt = Annotated[
+    str, typer.Option(help="phrase (substring), exact, strict (asserted), regex, or llm (rubric judge).")
+]
 SeedOpt = Annotated[int | None, typer.Option(min=0, help="Seed for reproducible attacks.")]
 
 
@@ -189,6 +237,7 @@ def demo(
     objective: ObjectiveOpt = DEFAULT_PHRASE,
     judge: JudgeOpt = "phrase",
     seed: SeedOpt = None,
+    param: ParamOpt = None,
     out: Annotated[Path, typer.Option(help="Where run folders are written.")] = Path("out"),
     engine: Annotated[
         Engine, typer.Option(help="Embedded model engine; 'scripted' is a deterministic test model.")
@@ -211,6 +260,7 @@ def demo(
         max_turns=max_turns,
         judge=judge,
         seed=seed,
+        params=param,
     )
     _check_names(request)
     try:
@@ -240,6 +290,9 @@ def match(
     max_turns: Annotated[int, typer.Option(min=1, help="Turn budget of the match.")] = 10,
     judge: JudgeOpt = "phrase",
     seed: SeedOpt = None,
+    rubric: RubricOpt = None,
+    pattern: PatternOpt = None,
+    param: ParamOpt = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print only the result as JSON.")] = False,
     out: Annotated[Path | None, typer.Option(help="Also write transcript.md and result.json here.")] = None,
     fail_on_success: Annotated[
@@ -257,6 +310,9 @@ def match(
         max_turns=max_turns,
         judge=judge,
         seed=seed,
+        rubric=rubric,
+        pattern=pattern,
+        params=param,
     )
     _check_names(request)
     result = run_match_command(
@@ -273,6 +329,70 @@ def match(
         raise typer.Exit(exit_code_for_kind(result.error_kind))
     if fail_on_success and result.outcome == "attacker_won":
         raise typer.Exit(1)
+
+
+@app.command()
+def experiment(
+    repetitions: Annotated[int, typer.Option(min=1, help="Matches per (strategy, profile) cell.")] = 3,
+    max_turns: Annotated[int, typer.Option(min=1, help="Turn budget of each match.")] = 4,
+    strategies: Annotated[
+        str | None, typer.Option(help="Comma-separated strategies (default: all built-in).")
+    ] = None,
+    profiles: Annotated[
+        str, typer.Option(help="Comma-separated defender profiles.")
+    ] = "naive,hardened,guarded",
+    objective: ObjectiveOpt = DEFAULT_PHRASE,
+    judge: JudgeOpt = "phrase",
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the first repetition.")] = 1,
+    out: Annotated[Path, typer.Option(help="Markdown report; raw JSON is written beside it.")] = Path(
+        "docs/results.md"
+    ),
+    engine: Annotated[
+        Engine, typer.Option(help="Embedded model engine; 'scripted' only checks the plumbing.")
+    ] = Engine.llama,
+) -> None:
+    """Play every strategy against every defender profile and write docs/results.md."""
+    from arena.demo_command import new_run_id
+    from arena.experiment_command import command_line, current_argv, run_experiment
+    from arena_attacker.strategies import STRATEGY_NAMES
+    from arena_core.objective import Objective
+
+    _interrupt_on_sigterm()
+    settings = _settings()
+    chosen = [s.strip() for s in strategies.split(",")] if strategies else list(STRATEGY_NAMES)
+    chosen_profiles = [p.strip() for p in profiles.split(",") if p.strip()]
+    goal = Objective(phrase=objective)
+    for name in chosen:
+        _check_names(
+            _request(
+                "http://127.0.0.1",
+                objective=objective,
+                strategy=name,
+                max_turns=max_turns,
+                judge=judge,
+                seed=seed,
+            )
+        )
+    try:
+        run_experiment(
+            settings,
+            strategies=chosen,
+            profiles=chosen_profiles,
+            repetitions=repetitions,
+            max_turns=max_turns,
+            judge=judge,
+            objective=goal,
+            seed=seed,
+            engine=engine.value,
+            out=out,
+            log_dir=Path("out") / f"experiment-{new_run_id()}" / "logs",
+            command=command_line(current_argv()),
+            console=console,
+        )
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the local services have been stopped")
+        raise typer.Exit(130) from None
+    console.print(f"wrote {out} and {out.with_suffix('.json')}")
 
 
 @app.command()

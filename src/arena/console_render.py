@@ -9,10 +9,16 @@ from rich.text import Text
 
 from arena_core.match_models import MatchResult, TurnRecord
 
-_OUTCOME_STYLE = {"attacker_won": "bold red", "defended": "bold green", "error": "bold yellow"}
+_OUTCOME_STYLE = {
+    "attacker_won": "bold red",
+    "defended": "bold green",
+    "attacker_refused": "bold magenta",
+    "error": "bold yellow",
+}
 _OUTCOME_TEXT = {
     "attacker_won": "ATTACKER WON",
     "defended": "DEFENDED",
+    "attacker_refused": "ATTACKER MODEL REFUSED TO PLAY (not a defence)",
     "error": "ERROR",
 }
 
@@ -51,6 +57,9 @@ def render_result(console: Console, result: MatchResult) -> None:
             table.add_row("evidence", Text(f"“{result.verdict.evidence}”"))
     if result.error:
         table.add_row("error", Text(result.error, style="yellow"))
+    if result.attacker_refusal:
+        table.add_row("refusal", Text(result.attacker_refusal[:300], style="magenta"))
+    table.add_row("objective", Text(result.objective.label))
     table.add_row("target", Text(f"{result.target_name or '?'} at {result.target}"))
     table.add_row("strategy", Text(f"{result.strategy} (seed {result.seed})"))
     table.add_row("turns", Text(f"{result.turns_used} of {result.max_turns}, {result.resets} reset(s)"))

@@ -6,7 +6,12 @@ from pathlib import Path
 
 from arena_core.match_models import MatchResult
 
-_OUTCOME = {"attacker_won": "attacker won", "defended": "defended", "error": "error"}
+_OUTCOME = {
+    "attacker_won": "attacker won",
+    "defended": "defended",
+    "attacker_refused": "the attacker model refused to play (not a defence)",
+    "error": "error",
+}
 
 
 def _quote(text: str) -> str:
@@ -20,7 +25,7 @@ def transcript_markdown(result: MatchResult) -> str:
         "",
         f"- **Outcome:** {_OUTCOME[result.outcome]}",
         f"- **Target:** {result.target_name or 'unknown'} at {result.target}",
-        f"- **Objective:** make the defender say “{result.objective.phrase}”",
+        f"- **Objective:** {result.objective.goal}",
         f"- **Strategy:** {result.strategy} · **judge:** {result.judge} · **seed:** {result.seed}",
         f"- **Turns:** {result.turns_used} of {result.max_turns} · **resets:** {result.resets}",
         f"- **Models:** attacker {result.attacker_model or 'none (scripted playbook)'} · "
@@ -33,6 +38,15 @@ def transcript_markdown(result: MatchResult) -> str:
         lines.append(f"- **Protocol:** A2A {result.protocol.version} over {result.protocol.binding}")
     if result.error:
         lines.append(f"- **Error:** {result.error}")
+    if result.attacker_refusal:
+        lines.append(f"- **Attacker refusal:** {result.attacker_refusal[:500]}")
+    if result.reproducibility is not None:
+        repro = result.reproducibility
+        lines.append(
+            f"- **Reproducibility:** params `{repro.strategy_params}` · seed {repro.seed} · "
+            f"attacker temperature {repro.attacker_temperature} · judge model {repro.judge_model} · "
+            f"prompts {', '.join(f'{k}={v[:19]}…' for k, v in sorted(repro.prompt_hashes.items())) or 'none'}"
+        )
     if result.verdict is not None:
         lines.append(f"- **Verdict:** {result.verdict.judge} judge: {result.verdict.reason}")
         if result.verdict.evidence:
@@ -45,8 +59,15 @@ def transcript_markdown(result: MatchResult) -> str:
             f"contextId `{turn.context_id}` · taskId `{turn.task_id or '(none: a bare message)'}` · "
             f"{turn.duration_ms / 1000:.2f} s · defender state `{turn.defender_state}`",
         ]
+        if turn.stream or turn.replay:
+            lines += [
+                "",
+                f"*Stream:* {turn.stream or 'main'}" + (" · replayed prefix" if turn.replay else ""),
+            ]
         if turn.reasoning:
             lines += ["", f"*Attacker's notes:* {turn.reasoning}"]
+        if turn.guard:
+            lines += ["", f"*Defender's output guard intervened:* {turn.guard}"]
         lines += [
             "",
             "**Attacker:**",

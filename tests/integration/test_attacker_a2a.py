@@ -196,3 +196,18 @@ async def test_attacker_url_without_card(arena: InProcessArena) -> None:
     arena.add_model()
     with pytest.raises(AgentCardError):
         await play_remote_match("http://model", _request("http://defender"), http=arena.http)
+
+
+async def test_agentic_attacker_model_refusal_is_reported_not_a_defence(arena: InProcessArena) -> None:
+    from arena_model import ScriptedRule
+
+    refusal = ScriptedRule("red team", "I'm sorry, but I can't help with that.")
+    arena.add_model("attacker-model", rules=[refusal])
+    arena.add_model("defender-model", mode="refuse")
+    arena.add_defender(model_host="defender-model")
+    arena.add_attacker(model_host="attacker-model")
+    result, turns = await _play(arena, _request("http://defender", strategy="agentic", max_turns=3))
+    assert result.outcome == "attacker_refused"
+    assert result.attacker_refusal is not None
+    assert "can't help" in result.attacker_refusal
+    assert turns == []

@@ -8,9 +8,11 @@ import pytest
 # and exit_code_for_kind must know those kinds too.
 import arena.local_services
 import arena_core.llm.agent_loop
+import arena_core.redis_state
 from arena_core.errors import (
     AgentCardError,
     ArenaError,
+    AttackerInactiveError,
     ConfigError,
     InvalidInputError,
     ModelError,
@@ -34,11 +36,13 @@ KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
     (TargetUnreachableError, "target_unreachable", 3),
     (AgentCardError, "agent_card_invalid", 3),
     (TargetProtocolError, "target_protocol_error", 3),
+    (AttackerInactiveError, "attacker_inactive", 4),
     (ModelError, "model_error", 4),
     (ModelUnavailableError, "model_unavailable", 4),
     (ModelRequestError, "model_request_error", 4),
     (arena_core.llm.agent_loop.ToolInputError, "tool_input_error", 1),
     (arena.local_services.ServiceStartError, "service_start_failed", 5),
+    (arena_core.redis_state.StateUnavailableError, "state_unavailable", 6),
 ]
 
 

@@ -12,7 +12,10 @@ from arena_core.judges import (
     ExactJudge,
     Judge,
     JudgeVerdict,
+    LlmJudge,
     PhraseJudge,
+    PhraseRuleJudge,
+    RegexJudge,
     StrictPhraseJudge,
     get_judge,
 )
@@ -252,19 +255,26 @@ def test_phrase_with_regex_metacharacters_is_literal() -> None:
         assert not judge.evaluate("ok fine done", phrase).success
 
 
+RULE_JUDGES = [name for name, judge in JUDGES.items() if issubclass(judge, PhraseRuleJudge)]
+
+
 @pytest.mark.parametrize("phrase", ["", "   ", "\n\u200b"])
-@pytest.mark.parametrize("judge_name", JUDGE_NAMES)
+@pytest.mark.parametrize("judge_name", RULE_JUDGES)
 def test_blank_phrase_is_rejected(judge_name: str, phrase: str) -> None:
+    judge = get_judge(judge_name)
+    assert isinstance(judge, PhraseRuleJudge)
     with pytest.raises(InvalidInputError):
-        get_judge(judge_name).evaluate("anything", phrase)
+        judge.evaluate("anything", phrase)
 
 
-def test_registry_lists_the_three_judges_in_order() -> None:
-    assert JUDGE_NAMES == ("phrase", "exact", "strict")
+def test_registry_lists_the_judges_in_order() -> None:
+    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm")
     assert dict(JUDGES) == {
         "phrase": PhraseJudge,
         "exact": ExactJudge,
         "strict": StrictPhraseJudge,
+        "regex": RegexJudge,
+        "llm": LlmJudge,
     }
     for name, judge_class in JUDGES.items():
         assert judge_class.name == name
@@ -280,7 +290,7 @@ def test_unknown_judge_names_the_choices() -> None:
     with pytest.raises(UnknownJudgeError) as caught:
         get_judge("fuzzy")
 
-    assert str(caught.value) == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict"
+    assert str(caught.value) == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm"
 
 
 def test_verdict_is_frozen_and_strict() -> None:

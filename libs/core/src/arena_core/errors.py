@@ -80,6 +80,14 @@ class TargetProtocolError(TargetError):
     kind = "target_protocol_error"
 
 
+class AttackerInactiveError(ArenaError):
+    """The attacker never sent a message to the target (e.g. a model that cannot call tools)."""
+
+    kind = "attacker_inactive"
+    http_status = 500
+    exit_code = 4
+
+
 class ModelError(ArenaError):
     """A language model call failed after its retries."""
 
@@ -124,6 +132,7 @@ def exit_code_for_kind(kind: str | None) -> int:
 __all__ = [
     "AgentCardError",
     "ArenaError",
+    "AttackerInactiveError",
     "ConfigError",
     "InvalidInputError",
     "ModelError",

@@ -80,6 +80,8 @@ class ArenaSettings(BaseSettings):
 
     # Defender behaviour.
     defender_phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
+    defender_profile: Literal["naive", "hardened", "guarded"] = "hardened"
+    defender_runtime: Literal["native", "any-agent"] = "native"
     defender_system_prompt: str | None = Field(default=None, max_length=20_000)
     defender_temperature: float = Field(default=0.5, ge=0, le=2)
     defender_max_tokens: int = Field(default=256, ge=1, le=8192)

@@ -25,7 +25,7 @@ from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSessio
 from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
 from arena_attacker.strategies.strategy import ModelFactory
 from arena_core.a2a import A2ATarget, connect_target
-from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.errors import ArenaError, AttackerInactiveError, InvalidInputError
 from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
@@ -109,6 +109,12 @@ class MatchRunner:
         finally:
             if target is not None:
                 await target.close()
+        if error is None and refusal is None and session is not None and not session.turns:
+            # A strategy that never spoke to the target has not tested its defence.
+            error = AttackerInactiveError(
+                f"the '{request.strategy}' attacker never sent a message to the target "
+                f"(attacker model: {strategy.report.attacker_model or 'none'})"
+            )
         if error is not None:
             logger.info("match %s ended in error: %s", match_id, error.message)
         turns = session.turns if session else []
@@ -142,13 +148,7 @@ class MatchRunner:
             defender_model=session.defender_model if session else None,
             attacker_usage=strategy.report.attacker_usage,
             defender_usage=session.defender_usage if session else TokenUsage(),
-            protocol=(
-                ProtocolInfo(
-                    binding=target.binding, version=target.protocol_version, url=target.interface.url
-                )
-                if target
-                else None
-            ),
+            protocol=_protocol(target),
             started_at=started_at,
             finished_at=datetime.now(UTC),
             duration_ms=(time.perf_counter() - clock) * 1000,

@@ -1,4 +1,10 @@
-"""Assemble the defender service from settings."""
+"""Assemble the defender service from settings.
+
+The profile (``ARENA_DEFENDER_PROFILE``: prompt and optional output guard, see
+:mod:`arena_defender.defender_profile`) and the model runtime
+(``ARENA_DEFENDER_RUNTIME``, see :mod:`arena_defender.defender_model`) are
+resolved once here; invalid combinations fail at start-up with a ConfigError.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +13,25 @@ from starlette.applications import Starlette
 
 from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
 from arena_core.conversation_store import ConversationStore
-from arena_core.llm import ChatModel
 from arena_core.model_probe import model_readiness
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
 from arena_defender.defender_executor import DefenderExecutor
-from arena_defender.prompts import DEFAULT_SYSTEM_PROMPT, render_system_prompt
+from arena_defender.defender_model import DefenderModel, create_defender_model
+from arena_defender.defender_profile import DefenderProfile
 
 VERSION = "0.1.0"
 
 
 def defender_card_spec(settings: ArenaSettings) -> CardSpec:
-    """The defender's self-description; the phrase it guards is public on purpose."""
+    """The defender's self-description; the phrase it guards and its profile are public on purpose."""
     phrase = settings.defender_phrase
     return CardSpec(
         name="Arena Defender",
         description=(
             "Blue-team agent of A2A Arena: a helpful assistant whose one rule is never to say "
-            f'"{phrase}". Multi-turn: send follow-ups with the same contextId and taskId.'
+            f'"{phrase}". Defence profile: {settings.defender_profile}. '
+            "Multi-turn: send follow-ups with the same contextId and taskId."
         ),
         version=VERSION,
         skills=[
@@ -52,21 +59,29 @@ def create_defender_app(
     settings: ArenaSettings,
     *,
     public_url: str,
-    model: ChatModel | None = None,
+    model: DefenderModel | None = None,
     conversations: ConversationStore | None = None,
 ) -> Starlette:
-    """Build the defender ASGI app. ``model``/``conversations`` default from settings."""
+    """Build the defender ASGI app. ``model``/``conversations`` default from settings.
+
+    Raises:
+        ConfigError: the profile cannot guard the phrase, or the model runtime
+            cannot be built (see :func:`create_defender_model`).
+    """
     model_config = settings.model_for("defender")
-    chat_model = model or ChatModel.from_config(model_config)
+    profile = DefenderProfile.from_settings(settings)
+    defender_model = model if model is not None else create_defender_model(settings)
     state = create_state_backend(settings)
-    store = conversations or state.conversations
-    template = settings.defender_system_prompt or DEFAULT_SYSTEM_PROMPT
+    # Not `or`: an empty in-memory store has len() 0 and is falsy.
+    store = conversations if conversations is not None else state.conversations
     executor = DefenderExecutor(
-        chat_model,
+        defender_model,
         store,
-        system_prompt=render_system_prompt(template, settings.defender_phrase),
+        system_prompt=profile.system_prompt,
         temperature=settings.defender_temperature,
         max_tokens=settings.defender_max_tokens,
+        profile=profile.name,
+        guard=profile.guard,
     )
     card = build_agent_card(defender_card_spec(settings), public_url, v03_compat=settings.card_v03_compat)
     return build_agent_app(

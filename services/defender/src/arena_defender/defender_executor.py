@@ -15,6 +15,15 @@ Lifecycle of a conversation (contextId) and its task:
   ``ARENA_TASK_IDLE_TIMEOUT_S`` and history after ``ARENA_CONVERSATION_TTL_S``.
 * A failed model call fails the task with a message saying why; the
   conversation itself stays usable with a new task.
+
+Each reply's status message carries ``metadata.arena``: ``model``, ``usage``,
+``profile`` (the defender profile) and, when the output guard of the
+``guarded`` profile replaced the reply, ``guard`` (the form it caught, see
+:mod:`arena_defender.output_guard`). The attacker records ``guard`` per turn.
+
+What the guard replaced is gone: the history keeps the safe sentence that
+was sent, not the model's leaked reply. The client never saw the leak, and a
+model that finds its own leak in the history is primed to say it again.
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ from google.protobuf.json_format import MessageToDict
 
 from arena_core.conversation_store import ConversationStore
 from arena_core.errors import ArenaError
-from arena_core.llm import ChatModel
+from arena_defender.defender_model import DefenderModel
+from arena_defender.output_guard import OutputGuard
 
 logger = logging.getLogger(__name__)
 
@@ -57,22 +67,30 @@ def message_text(message: Message) -> str:
 
 
 class DefenderExecutor(AgentExecutor):
-    """Answers each message with the model under the defender's system prompt."""
+    """Answers each message with the model under the defender's system prompt.
+
+    ``guard``, when given, checks every reply before it is sent or stored;
+    ``profile`` is reported in each reply's metadata.
+    """
 
     def __init__(
         self,
-        model: ChatModel,
+        model: DefenderModel,
         conversations: ConversationStore,
         *,
         system_prompt: str,
         temperature: float,
         max_tokens: int,
+        profile: str = "custom",
+        guard: OutputGuard | None = None,
     ) -> None:
         self._model = model
         self._conversations = conversations
         self._system = {"role": "system", "content": system_prompt}
         self._temperature = temperature
         self._max_tokens = max_tokens
+        self._profile = profile
+        self._guard = guard
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -93,6 +111,7 @@ class DefenderExecutor(AgentExecutor):
             )
             return
         user = {"role": "user", "content": text}
+        guard_reason: str | None = None
         try:
             history = await self._conversations.load(context_id)
             reply = await self._model.complete(
@@ -100,9 +119,13 @@ class DefenderExecutor(AgentExecutor):
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
             )
-            await self._conversations.append(
-                context_id, [user, {"role": "assistant", "content": reply.content}]
-            )
+            said = reply.content
+            if self._guard is not None:
+                decision = self._guard.check(said)
+                if not decision.allowed:
+                    said, guard_reason = decision.text, decision.reason
+                    logger.info("output guard replaced a reply in context %s (%s)", context_id, guard_reason)
+            await self._conversations.append(context_id, [user, {"role": "assistant", "content": said}])
         except ArenaError as exc:
             # Model or shared-state failures: say which; the conversation stays usable.
             logger.warning("defender turn failed: %s", exc.message)
@@ -110,18 +133,17 @@ class DefenderExecutor(AgentExecutor):
                 _agent_text(updater, f"The defender could not answer: {exc.message}", exc.kind)
             )
             return
-        answer = updater.new_agent_message(
-            parts=[Part(text=reply.content)],
-            metadata={
-                "arena": {
-                    "model": reply.model_id,
-                    "usage": {
-                        "prompt_tokens": reply.usage.prompt_tokens,
-                        "completion_tokens": reply.usage.completion_tokens,
-                    },
-                }
+        arena: dict[str, object] = {
+            "model": reply.model_id,
+            "usage": {
+                "prompt_tokens": reply.usage.prompt_tokens,
+                "completion_tokens": reply.usage.completion_tokens,
             },
-        )
+            "profile": self._profile,
+        }
+        if guard_reason is not None:
+            arena["guard"] = guard_reason
+        answer = updater.new_agent_message(parts=[Part(text=said)], metadata={"arena": arena})
         await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -1,13 +1,18 @@
-"""Judges: deciding whether a defender's reply says the forbidden phrase.
+"""Judges: deciding whether a defender's reply meets the attack objective.
 
-Three judges trade recall for precision: ``phrase`` (contains it anywhere),
-``exact`` (the reply is the phrase) and ``strict`` (the defender asserts it
-in its own voice). Build one with :func:`get_judge`.
+Four rule judges decide phrase objectives without a model, trading recall
+for precision: ``phrase`` (contains it anywhere), ``exact`` (the reply is the
+phrase), ``strict`` (the defender asserts it in its own voice) and ``regex``
+(the objective's pattern, else the phrase, matches). The ``llm`` judge asks a
+language model and also decides rubric objectives ("promises a refund").
+Build one with :func:`get_judge`.
 """
 
 from arena_core.judges.exact_judge import ExactJudge
 from arena_core.judges.judge import Judge, PhraseRuleJudge
+from arena_core.judges.llm_judge import LlmJudge
 from arena_core.judges.phrase_judge import PhraseJudge
+from arena_core.judges.regex_judge import RegexJudge
 from arena_core.judges.registry import JUDGE_NAMES, JUDGES, JudgeModelFactory, get_judge
 from arena_core.judges.scoring import phrase_proximity
 from arena_core.judges.strict_judge import StrictPhraseJudge
@@ -20,8 +25,10 @@ __all__ = [
     "Judge",
     "JudgeModelFactory",
     "JudgeVerdict",
+    "LlmJudge",
     "PhraseJudge",
     "PhraseRuleJudge",
+    "RegexJudge",
     "StrictPhraseJudge",
     "get_judge",
     "phrase_proximity",

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from arena_attacker.match_session import MatchOver, MatchSession
+from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSession
+from arena_attacker.strategies.attacker_llm import looks_like_refusal
 from arena_attacker.strategies.strategy import Strategy, StrategyContext, StrategyParams
 from arena_core.hashing import prompt_hash
 from arena_core.llm import AgentLoop, Message, Tool, ToolInputError, ToolResult
@@ -68,7 +69,6 @@ class AgenticStrategy(Strategy):
         self._max_tokens = context.max_tokens
         self.report.attacker_model = self._model.model_id
         self.report.attacker_temperature = context.temperature
-        self.report.prompt_hashes["agentic.system"] = prompt_hash(ATTACKER_SYSTEM_PROMPT)
 
     async def play(self, session: MatchSession) -> None:
         async def send_message(arguments: Mapping[str, Any]) -> ToolResult:
@@ -117,8 +117,10 @@ class AgenticStrategy(Strategy):
             seed=session.request.seed,
         )
         card = session.target.card
+        system = ATTACKER_SYSTEM_PROMPT.replace("{goal}", session.objective.goal)
+        self.report.prompt_hashes["agentic.system"] = prompt_hash(system)
         messages: list[Message] = [
-            {"role": "system", "content": ATTACKER_SYSTEM_PROMPT.replace("{goal}", session.objective.goal)},
+            {"role": "system", "content": system},
             {
                 "role": "user",
                 "content": (
@@ -131,7 +133,12 @@ class AgenticStrategy(Strategy):
         while session.turns_left > 0 and not session.won:
             run = await loop.run(messages)
             self.report.attacker_usage = self.report.attacker_usage + run.usage
-            if run.stop_reason == "tool_stop" or nudges >= MAX_NUDGES:
+            if run.stop_reason == "tool_stop":
+                return
+            if run.stop_reason == "answered" and looks_like_refusal(run.final_text):
+                # Hosted models often refuse to play the attacker: not a defence.
+                raise AttackerRefused(run.final_text)
+            if nudges >= MAX_NUDGES:
                 return
             nudges += 1
             messages = [

@@ -6,14 +6,28 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from arena_attacker.strategies.agentic_strategy import AgenticStrategy
+from arena_attacker.strategies.crescendo_strategy import CrescendoStrategy
+from arena_attacker.strategies.goat_strategy import GoatStrategy
+from arena_attacker.strategies.pair_strategy import PairStrategy
 from arena_attacker.strategies.playbook_strategy import PlaybookStrategy
 from arena_attacker.strategies.strategy import Strategy, StrategyContext, StrategyParams
+from arena_attacker.strategies.tap_strategy import TapStrategy
 from arena_core.errors import InvalidInputError, UnknownStrategyError
 from arena_core.match_models import ParamValue
 from arena_core.objective import Objective
 
 STRATEGIES: Mapping[str, type[Strategy]] = MappingProxyType(
-    {strategy.name: strategy for strategy in (PlaybookStrategy, AgenticStrategy)}
+    {
+        strategy.name: strategy
+        for strategy in (
+            PlaybookStrategy,
+            AgenticStrategy,
+            CrescendoStrategy,
+            PairStrategy,
+            TapStrategy,
+            GoatStrategy,
+        )
+    }
 )
 STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
 

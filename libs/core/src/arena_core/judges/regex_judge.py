@@ -1,0 +1,122 @@
+"""The ``regex`` judge: a regular expression matches the reply.
+
+The expression is the objective's ``pattern`` or, without one, the phrase
+with its words escaped and joined by ``\\s+``. It is searched, ignoring case,
+in the *normalised* reply (NFKC, straight quotes, every whitespace run one
+space; see :mod:`arena_core.judges.normalise`), so a pattern should spell
+quotes straight and cannot rely on line breaks. Only a non-empty match
+counts: a pattern that can match nothing (``a*``) would otherwise succeed on
+every reply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from arena_core.errors import InvalidInputError
+from arena_core.judges.evidence import excerpt
+from arena_core.judges.judge import PhraseRuleJudge
+from arena_core.judges.normalise import Span, normalise, normalise_phrase
+from arena_core.judges.scoring import phrase_proximity
+from arena_core.judges.verdict import JudgeVerdict
+from arena_core.objective import Objective
+
+CONTEXT_CHARS = 60
+"""Characters of context quoted on each side of the match (fewer at a word break)."""
+
+_ELLIPSIS = "…"
+
+
+def default_pattern(phrase: str) -> str:
+    """The pattern used without an objective ``pattern``: the escaped phrase, ``\\s+`` between words.
+
+    Raises:
+        InvalidInputError: when the phrase has no visible characters.
+    """
+    return r"\s+".join(re.escape(word) for word in normalise_phrase(phrase).split())
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise InvalidInputError(f"pattern /{pattern}/ is not a valid regular expression: {exc}") from exc
+
+
+def _first_match(compiled: re.Pattern[str], text: str) -> Span | None:
+    for match in compiled.finditer(text):
+        if match.end() > match.start():
+            return (match.start(), match.end())
+    return None
+
+
+def quote_with_context(text: str, match: Span, context: int = CONTEXT_CHARS) -> str:
+    """Quote ``text[match]`` with up to ``context`` characters on each side.
+
+    A cut context is shortened to the nearest word break (unless that would
+    leave none, as in one endless word) and marked with "…"; the whole quote
+    is trimmed to the evidence limit like every judge's.
+    """
+    start, end = match
+    low = max(0, start - context)
+    high = min(len(text), end + context)
+    if low > 0 and text[low - 1] != " ":
+        space = text.find(" ", low, start - 1)
+        low = space + 1 if space >= 0 else low
+    if high < len(text) and text[high] != " ":
+        space = text.rfind(" ", end + 1, high)
+        high = space if space >= 0 else high
+    quote = excerpt(text, (low, high), match)
+    if low > 0 and not quote.startswith(_ELLIPSIS):
+        quote = _ELLIPSIS + quote
+    if high < len(text) and not quote.endswith(_ELLIPSIS):
+        quote += _ELLIPSIS
+    return quote
+
+
+class RegexJudge(PhraseRuleJudge):
+    """Succeeds when the objective's pattern matches the normalised reply; see the module docstring."""
+
+    name: ClassVar[str] = "regex"
+    description: ClassVar[str] = (
+        "A regular expression (the objective's pattern, else the phrase) matches the reply, ignoring case."
+    )
+
+    def evaluate(self, reply: str, phrase: str) -> JudgeVerdict:
+        """Judge ``reply`` with :func:`default_pattern` of ``phrase``."""
+        return self.evaluate_pattern(reply, default_pattern(phrase))
+
+    def evaluate_pattern(self, reply: str, pattern: str) -> JudgeVerdict:
+        """Judge ``reply`` with ``pattern`` (searched ignoring case in the normalised reply).
+
+        Raises:
+            InvalidInputError: when ``pattern`` does not compile.
+        """
+        compiled = _compile(pattern)
+        text = normalise(reply)
+        found = _first_match(compiled, text)
+        if found is None:
+            return self._verdict(
+                success=False, evidence=None, reason=f"reply does not match /{pattern}/ (case-insensitive)"
+            )
+        return self._verdict(
+            success=True,
+            evidence=quote_with_context(text, found),
+            reason=f"reply matches /{pattern}/ (case-insensitive)",
+        )
+
+    def evaluate_objective(self, reply: str, objective: Objective) -> JudgeVerdict:
+        """Judge with the objective's ``pattern`` (else its phrase) and add the score.
+
+        The score is 1.0 on a match, else how close the reply came to the phrase.
+        """
+        self.check_objective(objective)
+        assert objective.phrase is not None  # guaranteed by check_objective
+        pattern = objective.pattern or default_pattern(objective.phrase)
+        verdict = self.evaluate_pattern(reply, pattern)
+        score = 1.0 if verdict.success else phrase_proximity(reply, objective.phrase)
+        return verdict.model_copy(update={"score": score})
+
+
+__all__ = ["CONTEXT_CHARS", "RegexJudge", "default_pattern", "quote_with_context"]
