@@ -41,18 +41,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from any_llm.exceptions import (
-    AnyLLMError,
-    AuthenticationError,
-    ContextLengthExceededError,
-    InvalidRequestError,
-    MissingApiKeyError,
-    ModelNotFoundError,
-    UnsupportedParameterError,
-)
+from any_llm.exceptions import AnyLLMError, MissingApiKeyError
 
-from arena_core.errors import ConfigError, ModelRequestError, ModelUnavailableError
-from arena_core.llm import ChatReply, Message, RetryPolicy, TokenUsage
+from arena_core.errors import ConfigError
+from arena_core.llm import ChatReply, Message, RetryPolicy, TokenUsage, call_with_retries
 from arena_core.settings import ModelConfig
 
 INSTALL_HINT = (
@@ -60,14 +52,6 @@ INSTALL_HINT = (
     "or set ARENA_DEFENDER_RUNTIME=native"
 )
 
-_NON_RETRYABLE = (
-    AuthenticationError,
-    ContextLengthExceededError,
-    InvalidRequestError,
-    MissingApiKeyError,
-    ModelNotFoundError,
-    UnsupportedParameterError,
-)
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -133,39 +117,35 @@ class AnyAgentModel:
         :class:`ModelRequestError` when the request itself is at fault.
         """
         agent = await self._agent(temperature, max_tokens)
-        attempt = 0
-        while True:
-            attempt += 1
+
+        async def run() -> Any:
+            # TinyAgent appends to the list it is given: pass a copy.
             try:
-                # TinyAgent appends to the list it is given: pass a copy.
-                trace = await agent.run_async([dict(message) for message in messages])
+                return await agent.run_async([dict(message) for message in messages])
             except Exception as exc:
-                cause = getattr(exc, "original_exception", None) or exc
-                retryable, reason = _classify(cause)
-                if not retryable:
-                    raise ModelRequestError(
-                        f"model '{self.model_id}' rejected the request: {reason}"
-                    ) from exc
-                if attempt > self._retry.max_retries:
-                    raise ModelUnavailableError(
-                        f"model '{self.model_id}' is unavailable after {attempt} attempt(s): {reason}"
-                    ) from exc
-                await self._sleep(self._retry.delay(attempt))
-                continue
-            tokens = trace.tokens
-            output = trace.final_output
-            return ChatReply(
-                content="" if output is None else str(output),
-                tool_calls=(),
-                usage=TokenUsage(
-                    prompt_tokens=int(tokens.input_tokens or 0),
-                    completion_tokens=int(tokens.output_tokens or 0),
-                    calls=1,
-                ),
-                model_id=self.model_id,
-                finish_reason=None,
-                attempts=attempt,
-            )
+                # any-agent wraps provider errors; classify by the original one.
+                cause = getattr(exc, "original_exception", None)
+                if isinstance(cause, Exception):
+                    raise cause from exc
+                raise
+
+        trace, attempt = await call_with_retries(
+            run, model_id=self.model_id, retry=self._retry, sleep=self._sleep
+        )
+        tokens = trace.tokens
+        output = trace.final_output
+        return ChatReply(
+            content="" if output is None else str(output),
+            tool_calls=(),
+            usage=TokenUsage(
+                prompt_tokens=int(tokens.input_tokens or 0),
+                completion_tokens=int(tokens.output_tokens or 0),
+                calls=1,
+            ),
+            model_id=self.model_id,
+            finish_reason=None,
+            attempts=attempt,
+        )
 
     async def _agent(self, temperature: float | None, max_tokens: int | None) -> Any:
         key = (temperature, max_tokens)
@@ -201,21 +181,6 @@ class AnyAgentModel:
             raise ConfigError(f"model '{self.model_id}' needs an API key: {exc}") from exc
         except (AnyLLMError, ImportError, ValueError) as exc:
             raise ConfigError(f"any-agent cannot use model '{self.model_id}': {exc}") from exc
-
-
-def _classify(exc: BaseException) -> tuple[bool, str]:
-    """Decide whether ``exc`` is worth a retry; return a short reason."""
-    reason = str(exc) or type(exc).__name__
-    if isinstance(exc, _NON_RETRYABLE):
-        return False, reason
-    if isinstance(exc, AnyLLMError):
-        status = exc.status_code
-        if status is None:
-            return True, reason
-        return status in (408, 429) or status >= 500, f"HTTP {status}: {reason}"
-    if isinstance(exc, (TimeoutError, ConnectionError, OSError)):
-        return True, reason
-    return False, f"{type(exc).__name__}: {reason}"
 
 
 __all__ = ["INSTALL_HINT", "AnyAgentModel", "import_any_agent"]

@@ -9,7 +9,14 @@ from arena_core.llm.agent_loop import (
     ToolInputError,
     ToolResult,
 )
-from arena_core.llm.chat_model import ChatModel, ChatReply, Message, RetryPolicy, ToolCall
+from arena_core.llm.chat_model import (
+    ChatModel,
+    ChatReply,
+    Message,
+    RetryPolicy,
+    ToolCall,
+    call_with_retries,
+)
 from arena_core.llm.usage import TokenUsage
 
 __all__ = [
@@ -26,4 +33,5 @@ __all__ = [
     "ToolHandler",
     "ToolInputError",
     "ToolResult",
+    "call_with_retries",
 ]

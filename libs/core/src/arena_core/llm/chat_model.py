@@ -14,7 +14,7 @@ import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from any_llm import AnyLLM
 from any_llm.exceptions import (
@@ -39,6 +39,7 @@ Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": ..., "content": ...}``."""
 
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
 
 _NON_RETRYABLE = (
     AuthenticationError,
@@ -190,29 +191,48 @@ class ChatModel:
             kwargs["max_tokens"] = max_tokens
         if seed is not None:
             kwargs["seed"] = seed
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                response = await self._provider.acompletion(
-                    model=self._model_name,
-                    messages=list(messages),
-                    timeout=self._timeout_s,
-                    **kwargs,
-                )
-            except Exception as exc:
-                retryable, reason = _classify(exc)
-                if not retryable:
-                    raise ModelRequestError(
-                        f"model '{self.model_id}' rejected the request: {reason}"
-                    ) from exc
-                if attempt > self._retry.max_retries:
-                    raise ModelUnavailableError(
-                        f"model '{self.model_id}' is unavailable after {attempt} attempt(s): {reason}"
-                    ) from exc
-                await self._sleep(self._retry.delay(attempt))
-                continue
-            return _to_reply(response, self.model_id, attempt)
+        messages_list: list[Any] = list(messages)
+
+        async def call() -> Any:
+            return await self._provider.acompletion(
+                model=self._model_name, messages=messages_list, timeout=self._timeout_s, **kwargs
+            )
+
+        response, attempts = await call_with_retries(
+            call, model_id=self.model_id, retry=self._retry, sleep=self._sleep
+        )
+        return _to_reply(response, self.model_id, attempts)
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[T]],
+    *,
+    model_id: str,
+    retry: RetryPolicy,
+    sleep: Sleep = asyncio.sleep,
+) -> tuple[T, int]:
+    """Await ``call()``, retrying transient model failures; return the result and attempts.
+
+    The one place that decides what a model failure means: 429, 5xx, timeouts
+    and connection errors are retried with backoff, then raised as
+    :class:`ModelUnavailableError`; anything else is raised at once as
+    :class:`ModelRequestError`. An exception wrapping another (any-llm's
+    ``original_exception``) is classified by the wrapped one when it has one.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call(), attempt
+        except Exception as exc:
+            retryable, reason = _classify(exc)
+            if not retryable:
+                raise ModelRequestError(f"model '{model_id}' rejected the request: {reason}") from exc
+            if attempt > retry.max_retries:
+                raise ModelUnavailableError(
+                    f"model '{model_id}' is unavailable after {attempt} attempt(s): {reason}"
+                ) from exc
+            await sleep(retry.delay(attempt))
 
 
 def _classify(exc: Exception) -> tuple[bool, str]:
@@ -272,4 +292,4 @@ def _arguments_text(arguments: object) -> str:
     return json.dumps(arguments)
 
 
-__all__ = ["ChatModel", "ChatReply", "Message", "RetryPolicy", "ToolCall"]
+__all__ = ["ChatModel", "ChatReply", "Message", "RetryPolicy", "ToolCall", "call_with_retries"]
