@@ -123,17 +123,18 @@ def run_experiment(
                     f"[{done}/{total}] {escape(strategy)} vs {escape(profile)}: {result.outcome} "
                     f"in {result.turns_used} turn(s), {result.duration_ms / 1000:.1f}s"
                 )
-    write_report(
-        list(cells.values()),
-        out=out,
-        command=command,
-        settings=settings,
-        engine=engine,
-        judge=judge,
-        objective=objective,
-        max_turns=max_turns,
-        repetitions=repetitions,
-    )
+            # Rewrite after every repetition: an interrupted run keeps what it measured.
+            write_report(
+                list(cells.values()),
+                out=out,
+                command=command,
+                settings=settings,
+                engine=engine,
+                judge=judge,
+                objective=objective,
+                max_turns=max_turns,
+                repetitions=repetition + 1,
+            )
     return list(cells.values())
 
 
