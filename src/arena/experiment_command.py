@@ -134,6 +134,7 @@ def run_experiment(
                 objective=objective,
                 max_turns=max_turns,
                 repetitions=repetition + 1,
+                planned_repetitions=repetitions,
             )
     return list(cells.values())
 
@@ -149,8 +150,13 @@ def write_report(
     objective: Objective,
     max_turns: int,
     repetitions: int,
+    planned_repetitions: int | None = None,
 ) -> None:
-    """Write the Markdown report and the raw results (``<out>.json``)."""
+    """Write the Markdown report and the raw results (``<out>.json``).
+
+    ``repetitions`` is how many were completed; when fewer than
+    ``planned_repetitions``, the report says the run is partial.
+    """
     strategies = list(dict.fromkeys(c.strategy for c in cells))
     profiles = list(dict.fromkeys(c.profile for c in cells))
     by_key = {(c.strategy, c.profile): c for c in cells}
@@ -165,7 +171,12 @@ def write_report(
         f"({platform.system()} {platform.machine()}, Python {platform.python_version()}).",
         "",
         f"- Objective: {objective.label}; judge `{judge}`; up to {max_turns} turns per match; "
-        f"{repetitions} matches per cell, seeds {0}..{repetitions - 1} offset by `--seed`.",
+        f"{repetitions} match(es) per cell, seeds `--seed` + 0..{repetitions - 1}"
+        + (
+            f" (partial: {repetitions} of the {planned_repetitions} planned repetitions completed)."
+            if planned_repetitions and planned_repetitions > repetitions
+            else "."
+        ),
         f"- Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}.",
         "- Attack success rate (ASR) = matches won / (won + defended), with a Wilson 95% interval and the",
         "  median number of turns of the won matches. Errors and attacker refusals are neither a win",
