@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from arena_attacker.match_session import AttackerRefused
-from arena_attacker.strategies.strategy import StrategyReport
+from arena_attacker.match_session import AttackerRefused, MatchSession
+from arena_attacker.strategies.strategy import Strategy, StrategyReport
 from arena_core.hashing import prompt_hash
 from arena_core.llm import ChatModel, Message
 
@@ -79,6 +79,18 @@ class AttackerLLM:
         self._seed = seed
         report.attacker_model = model.model_id
         report.attacker_temperature = temperature
+
+    @classmethod
+    def for_strategy(cls, strategy: Strategy, session: MatchSession) -> AttackerLLM:
+        """The attacker model of ``strategy`` for one match, with its settings and the match seed."""
+        context = strategy.context
+        return cls(
+            context.model_factory(),
+            strategy.report,
+            temperature=context.temperature,
+            max_tokens=context.max_tokens,
+            seed=session.request.seed,
+        )
 
     async def ask(self, system: str, messages: Sequence[Message], *, name: str) -> str:
         """One completion under ``system``; ``name`` labels the prompt in the report.

@@ -197,13 +197,7 @@ class CrescendoStrategy(Strategy):
         self._params = params
 
     async def play(self, session: MatchSession) -> None:
-        llm = AttackerLLM(
-            self.context.model_factory(),
-            self.report,
-            temperature=self.context.temperature,
-            max_tokens=self.context.max_tokens,
-            seed=session.request.seed,
-        )
+        llm = AttackerLLM.for_strategy(self, session)
         limit = self._params.max_escalation_turns
         budget = self._params.max_backtracks
         conversation = session.conversation()

@@ -241,13 +241,7 @@ class GoatStrategy(Strategy):
         self._system = SYSTEM_PROMPT.replace("{catalogue}", catalogue_text(self._enabled))
 
     async def play(self, session: MatchSession) -> None:
-        llm = AttackerLLM(
-            self.context.model_factory(),
-            self.report,
-            temperature=self.context.temperature,
-            max_tokens=self.context.max_tokens,
-            seed=session.request.seed,
-        )
+        llm = AttackerLLM.for_strategy(self, session)
         rotation = technique_rotation(session.request.seed, self._enabled)
         fallbacks = 0
         threshold = self._params.reset_after_refusals

@@ -108,13 +108,7 @@ class PairStrategy(Strategy):
     async def play(self, session: MatchSession) -> None:
         params = self.params
         assert isinstance(params, PairParams)
-        llm = AttackerLLM(
-            self.context.model_factory(),
-            self.report,
-            temperature=self.context.temperature,
-            max_tokens=self.context.max_tokens,
-            seed=session.request.seed,
-        )
+        llm = AttackerLLM.for_strategy(self, session)
         system = ATTACKER_SYSTEM_PROMPT.replace("{goal}", session.objective.goal)
 
         def stream_job(number: int) -> Callable[[], Awaitable[None]]:

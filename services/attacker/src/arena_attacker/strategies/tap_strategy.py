@@ -161,13 +161,7 @@ class TapStrategy(Strategy):
     async def play(self, session: MatchSession) -> None:
         params = self.params
         assert isinstance(params, TapParams)
-        llm = AttackerLLM(
-            self.context.model_factory(),
-            self.report,
-            temperature=self.context.temperature,
-            max_tokens=self.context.max_tokens,
-            seed=session.request.seed,
-        )
+        llm = AttackerLLM.for_strategy(self, session)
         goal = session.objective.goal
         system = ATTACKER_SYSTEM_PROMPT.replace("{goal}", goal)
         evaluator = EVALUATOR_SYSTEM_PROMPT.replace("{goal}", goal)
