@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
 from arena_core.objective import Objective
+from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 
 Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
 """``attacker_refused``: the attacker model would not play; neither a win nor a defence."""
@@ -48,6 +49,9 @@ class MatchRequest(BaseModel):
     match_id: str | None = Field(default=None, min_length=1, max_length=128)
     params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
     """Strategy parameters; each strategy documents and validates its own."""
+    target_token_env: str | None = Field(default=None, pattern=TARGET_TOKEN_ENV_PATTERN)
+    """Name of the attacker's ``ARENA_TARGET_TOKEN_*`` variable whose value is sent to the
+    target as a bearer token. The request names the variable; the secret never travels."""
 
     @field_validator("objective", mode="before")
     @classmethod

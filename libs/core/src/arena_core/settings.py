@@ -8,10 +8,11 @@ code never reads ``os.environ`` itself.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from arena_core.errors import ConfigError
@@ -23,6 +24,11 @@ EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
 """Where ``arena serve model`` listens by default."""
 
 DEFAULT_PHRASE = "I Give Up"
+
+TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"
+"""Variables holding per-target bearer tokens; only these may be named by a campaign."""
+
+TARGET_TOKEN_ENV_PATTERN = r"^ARENA_TARGET_TOKEN_[A-Z0-9_]{1,64}$"
 
 Side = Literal["defender", "attacker", "judge"]
 
@@ -109,6 +115,20 @@ class ArenaSettings(BaseSettings):
     model_latency_ms: float = Field(default=0.0, ge=0, le=600_000)
     model_scripted_rules: str | None = None
 
+    # Bearer tokens for targets, by variable name: every ARENA_TARGET_TOKEN_<NAME> in the
+    # environment (collected by load_settings). Campaigns name a variable, never a secret.
+    target_tokens: dict[str, SecretStr] = Field(default_factory=dict, exclude=True, repr=False)
+
+    # The orchestrator (`arena serve orchestrator`) and the campaign CLI.
+    orchestrator_url: str | None = None
+    orchestrator_concurrency: int = Field(default=16, ge=1, le=10_000)
+    orchestrator_visibility_timeout_s: float = Field(default=60.0, ge=1, le=86_400)
+    orchestrator_match_attempts: int = Field(default=3, ge=1, le=20)
+    orchestrator_retry_backoff_s: float = Field(default=2.0, ge=0, le=600)
+    orchestrator_max_campaign_matches: int = Field(default=100_000, ge=1, le=10_000_000)
+    orchestrator_max_spec_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    campaign_ttl_s: float = Field(default=30 * 86_400.0, gt=0)
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     @field_validator(
@@ -122,6 +142,7 @@ class ArenaSettings(BaseSettings):
         "judge_model_base_url",
         "defender_url",
         "attacker_url",
+        "orchestrator_url",
         "public_url",
         "redis_url",
         "defender_system_prompt",
@@ -208,6 +229,12 @@ def load_settings(**overrides: object) -> ArenaSettings:
     Keyword overrides win over the environment (the CLI passes its flags here).
     Raises :class:`ConfigError` naming every invalid variable.
     """
+    if "target_tokens" not in overrides:
+        overrides["target_tokens"] = {
+            name: SecretStr(value)
+            for name, value in os.environ.items()
+            if name.startswith(TARGET_TOKEN_PREFIX) and value.strip()
+        }
     try:
         return ArenaSettings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
@@ -223,6 +250,8 @@ __all__ = [
     "EMBEDDED_MODEL_ID",
     "ArenaSettings",
     "ModelConfig",
+    "TARGET_TOKEN_ENV_PATTERN",
+    "TARGET_TOKEN_PREFIX",
     "Side",
     "load_settings",
     "normalise_model_id",

@@ -18,6 +18,7 @@ import httpx
 from a2a.client import A2AClientError, Client, ClientConfig, ClientFactory
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
     GetTaskRequest,
     Message,
     Role,
@@ -40,6 +41,8 @@ from arena_core.match_models import (
 )
 
 TurnCallback = Callable[[TurnRecord], Awaitable[None]]
+TaskCallback = Callable[[str], Awaitable[None]]
+CANCEL_TIMEOUT_S = 5.0
 
 _TERMINAL = frozenset(
     {
@@ -55,8 +58,9 @@ POLL_INTERVAL_S = 0.5
 class _Follower:
     """Collects turns and the result from the events of one attacker task."""
 
-    def __init__(self, on_turn: TurnCallback | None) -> None:
+    def __init__(self, on_turn: TurnCallback | None, on_task: TaskCallback | None = None) -> None:
         self._on_turn = on_turn
+        self._on_task = on_task
         self.seen_turns: set[int] = set()
         self.result: MatchResult | None = None
         self.task_id: str | None = None
@@ -64,6 +68,12 @@ class _Follower:
         self.status_text = ""
 
     async def feed(self, event: StreamResponse) -> None:
+        known = self.task_id
+        await self._feed(event)
+        if known is None and self.task_id is not None and self._on_task is not None:
+            await self._on_task(self.task_id)
+
+    async def _feed(self, event: StreamResponse) -> None:
         kind = event.WhichOneof("payload")
         if kind == "task":
             await self.feed_task(event.task)
@@ -122,10 +132,16 @@ async def play_remote_match(
     request: MatchRequest,
     *,
     on_turn: TurnCallback | None = None,
+    on_task: TaskCallback | None = None,
     http: httpx.AsyncClient | None = None,
     timeout_s: float = 3600.0,
 ) -> MatchResult:
     """Have the attacker at ``attacker_url`` play ``request``; return its result.
+
+    ``on_task`` is called once with the attacker's task id as soon as it is
+    known. When the caller is cancelled (``asyncio.CancelledError``), the
+    attacker's task is canceled too (best effort, bounded by
+    ``CANCEL_TIMEOUT_S``), so an abandoned match stops spending model calls.
 
     Raises :class:`InvalidInputError` when the attacker rejected the request
     (the message says why), TargetError subclasses when the attacker itself
@@ -143,19 +159,25 @@ async def play_remote_match(
             message_id=str(uuid.uuid4()),
             parts=[new_data_part(request.model_dump(mode="json", exclude_none=True))],
         )
-        follower = _Follower(on_turn)
+        follower = _Follower(on_turn, on_task)
         try:
-            async for event in client.send_message(SendMessageRequest(message=message)):
-                await follower.feed(event)
-        except (A2AClientError, httpx.HTTPError) as exc:
-            if follower.task_id is None:
-                raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
-        async with asyncio.timeout(timeout_s):
-            while not follower.finished:
-                if follower.task_id is None:
-                    raise TargetProtocolError(f"attacker {attacker_url} never created a task")
-                await asyncio.sleep(POLL_INTERVAL_S)
-                await follower.feed_task(await client.get_task(GetTaskRequest(id=follower.task_id)))
+            async with asyncio.timeout(timeout_s):
+                try:
+                    async for event in client.send_message(SendMessageRequest(message=message)):
+                        await follower.feed(event)
+                except (A2AClientError, httpx.HTTPError) as exc:
+                    if follower.task_id is None:
+                        raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
+                # The stream ended or broke before the task did: poll the task to its end.
+                while not follower.finished:
+                    if follower.task_id is None:
+                        raise TargetProtocolError(f"attacker {attacker_url} never created a task")
+                    await asyncio.sleep(POLL_INTERVAL_S)
+                    await follower.feed_task(await client.get_task(GetTaskRequest(id=follower.task_id)))
+        except (asyncio.CancelledError, TimeoutError):
+            if follower.task_id is not None and not follower.finished:
+                await _cancel_quietly(client, follower.task_id)
+            raise
         if follower.result is not None:
             return follower.result
         reason = follower.status_text or "no reason given"
@@ -175,4 +197,13 @@ async def play_remote_match(
             await client_http.aclose()
 
 
-__all__ = ["TurnCallback", "play_remote_match"]
+async def _cancel_quietly(client: Client, task_id: str) -> None:
+    """Ask the attacker to cancel ``task_id``; never raises (the match is being abandoned)."""
+    try:
+        async with asyncio.timeout(CANCEL_TIMEOUT_S):
+            await asyncio.shield(client.cancel_task(CancelTaskRequest(id=task_id)))
+    except (A2AClientError, httpx.HTTPError, TimeoutError, asyncio.CancelledError, ArenaError):
+        return
+
+
+__all__ = ["TaskCallback", "TurnCallback", "play_remote_match"]

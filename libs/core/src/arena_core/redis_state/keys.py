@@ -15,6 +15,21 @@ key                                        type    content
 ``arena:[ns:]owner:{owner}:expiry``        zset    task ids by expiry time (ms), to prune the indexes
 ``arena:[ns:]conv:{ctx}``                  list    conversation history, JSON ``{"role", "content"}``
 ``arena:[ns:]conv:{ctx}:bytes``            string  byte count of that list
+``arena:[ns:]orch:queue``                  stream  queued matches: ``c`` campaign id, ``i`` match index,
+                                                   ``t`` trace context (JSON); consumer group
+                                                   ``arena-orchestrators``
+``arena:[ns:]orch:campaigns``              zset    campaign ids by creation time (ms)
+``arena:[ns:]orch:campaign:{id}``          hash    ``spec``, ``created``, ``total``, ``enqueued``, ``done``,
+                                                   ``status``, ``started``, ``finished``, ``max_tokens``
+``arena:[ns:]orch:campaign:{id}:results``  hash    match id -> MatchRecord JSON (written once: HSETNX)
+``arena:[ns:]orch:campaign:{id}:summaries`` hash   match id -> MatchSummary JSON
+``arena:[ns:]orch:campaign:{id}:order``    zset    match ids by index (pagination of the match list)
+``arena:[ns:]orch:campaign:{id}:counts``   hash    outcome counters, campaign-wide and per cell, tokens
+``arena:[ns:]orch:campaign:{id}:errors``   list    the latest error summaries (capped)
+``arena:[ns:]orch:campaign:{id}:running``  hash    match id -> who plays it now (JSON)
+``arena:[ns:]orch:campaign:{id}:attempts`` hash    match id -> attempts started
+``arena:[ns:]orch:campaign:{id}:slots[:{defender}]`` zset  concurrency leases: match id by lease expiry (ms)
+``arena:[ns:]orch:campaign:{id}:enqueue``  string  lock held while a replica enqueues the campaign
 =========================================  ======  ====================================================
 
 Owners and contextIds are escaped (``%``-encoding of ``:`` and ``%``) so they
@@ -72,4 +87,49 @@ class RedisKeys:
         return f"{self.conversation(context_id)}:bytes"
 
 
-__all__ = ["PREFIX", "RedisKeys"]
+    # --- orchestrator -------------------------------------------------------------
+
+    @property
+    def match_queue(self) -> str:
+        """The stream of queued matches, shared by every orchestrator replica."""
+        return f"{self.base}orch:queue"
+
+    @property
+    def campaigns(self) -> str:
+        """Campaign ids by creation time."""
+        return f"{self.base}orch:campaigns"
+
+    def campaign(self, campaign_id: str) -> str:
+        """The hash of one campaign's spec and counters."""
+        return f"{self.base}orch:campaign:{_escape(campaign_id)}"
+
+    def campaign_part(self, campaign_id: str, part: str) -> str:
+        """One of a campaign's other keys: ``results``, ``summaries``, ``order``, ``counts``,
+        ``errors``, ``running``, ``attempts``, ``slots``, ``enqueue``."""
+        if part not in CAMPAIGN_PARTS:
+            raise ValueError(f"unknown campaign key part '{part}'")
+        return f"{self.campaign(campaign_id)}:{part}"
+
+    def campaign_slots(self, campaign_id: str, defender: str | None = None) -> str:
+        """Concurrency leases of a campaign, or of one of its defenders."""
+        key = self.campaign_part(campaign_id, "slots")
+        return key if defender is None else f"{key}:{_escape(defender)}"
+
+
+MATCH_QUEUE_GROUP = "arena-orchestrators"
+"""The consumer group of :attr:`RedisKeys.match_queue`."""
+
+CAMPAIGN_PARTS: tuple[str, ...] = (
+    "results",
+    "summaries",
+    "order",
+    "counts",
+    "errors",
+    "running",
+    "attempts",
+    "slots",
+    "enqueue",
+)
+
+
+__all__ = ["CAMPAIGN_PARTS", "MATCH_QUEUE_GROUP", "PREFIX", "RedisKeys"]

@@ -1,0 +1,230 @@
+"""The orchestrator's REST API under ``/v1`` (OpenAPI at ``/openapi.json``).
+
+Every error is JSON ``{"error": {"kind", "message", "problems"}}`` with the
+status its :class:`~arena_core.errors.ArenaError` class names: 400 invalid
+input (``problems`` lists each spec problem with its line), 404 unknown ids,
+413 a spec above ``ARENA_ORCHESTRATOR_MAX_SPEC_BYTES``, 415 an unsupported
+content type, 422 malformed parameters, 503 shared state unavailable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from arena_core.errors import ArenaError, InvalidInputError
+from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
+from arena_orchestrator.campaign_service import CampaignService
+from arena_orchestrator.reports import render_report
+from arena_orchestrator.spec_loader import CampaignSpecError, load_campaign_spec, parse_campaign_object
+
+CAMPAIGN_ID_PATTERN = r"^c-[0-9a-f]{16}$"
+MATCH_ID_PATTERN = r"^c-[0-9a-f]{16}-m[0-9]{6,}$"
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
+
+
+class ApiError(ArenaError):
+    """An HTTP-level problem with a request (size, content type)."""
+
+    kind = "bad_request"
+    http_status = 400
+    exit_code = 2
+
+    def __init__(self, message: str, *, status: int, kind: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_kind = kind
+
+
+class ErrorBody(BaseModel):
+    """The error object of every failed request."""
+
+    kind: str
+    message: str
+    problems: list[dict[str, Any]] = []
+
+
+class ErrorResponse(BaseModel):
+    """``{"error": {...}}``."""
+
+    error: ErrorBody
+
+
+class CampaignList(BaseModel):
+    """``GET /v1/campaigns``."""
+
+    campaigns: list[CampaignProgress]
+
+
+class MatchList(BaseModel):
+    """``GET /v1/campaigns/{id}/matches``: recorded matches by index."""
+
+    matches: list[MatchSummary]
+    total: int
+    offset: int
+
+
+def error_response(
+    status: int, kind: str, message: str, problems: list[dict[str, Any]] | None = None
+) -> JSONResponse:
+    """The JSON error body with ``status``."""
+    body = {"error": {"kind": kind, "message": message, "problems": problems or []}}
+    return JSONResponse(body, status_code=status)
+
+
+def arena_error_response(exc: ArenaError) -> JSONResponse:
+    """The response for an ArenaError: its own status, kind and message; spec problems listed."""
+    if isinstance(exc, ApiError):
+        return error_response(exc.status, exc.error_kind, exc.message)
+    problems: list[dict[str, Any]] = []
+    if isinstance(exc, CampaignSpecError):
+        problems = [{"location": p.location, "line": p.line, "message": p.message} for p in exc.problems]
+    return error_response(exc.http_status, exc.kind, exc.message, problems)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": text}
+    for status, text in (
+        (400, "invalid input"),
+        (404, "unknown id"),
+        (422, "malformed parameters"),
+        (503, "shared state unavailable"),
+    )
+}
+
+_SPEC_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "A campaign spec (examples/campaign.yaml) as YAML or JSON.",
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/CampaignSpec"}},
+            "application/yaml": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(f"the spec is {declared} bytes; the limit is {limit}", status=413, kind="too_large")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise ApiError(f"the spec is over the limit of {limit} bytes", status=413, kind="too_large")
+    return bytes(body)
+
+
+CampaignId = Annotated[str, Path(pattern=CAMPAIGN_ID_PATTERN, description="A campaign id, c-<16 hex>")]
+MatchId = Annotated[str, Path(pattern=MATCH_ID_PATTERN, description="A match id, <campaign id>-m<index>")]
+
+
+def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRouter:
+    """The ``/v1`` routes over ``service``."""
+    router = APIRouter(prefix="/v1", responses=_ERRORS)
+
+    @router.post(
+        "/campaigns",
+        status_code=201,
+        response_model=CampaignProgress,
+        openapi_extra=_SPEC_BODY,
+        responses={413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}},
+        summary="Submit a campaign",
+    )
+    async def submit_campaign(request: Request, response: Response) -> CampaignProgress:
+        """Validate the spec, store the campaign and queue every match. 201 with its progress."""
+        media_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+        body = await _read_body(request, max_spec_bytes)
+        if media_type == "application/json":
+            try:
+                data = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise InvalidInputError(f"the body is not valid JSON: {exc}") from exc
+            spec = parse_campaign_object(data, source="request body")
+        elif media_type in YAML_TYPES:
+            spec = load_campaign_spec(body, source="request body", max_bytes=max_spec_bytes)
+        else:
+            raise ApiError(
+                f"unsupported content type '{media_type}': send application/json or application/yaml",
+                status=415,
+                kind="unsupported_media_type",
+            )
+        progress = await service.submit(spec)
+        response.headers["Location"] = f"/v1/campaigns/{progress.id}"
+        return progress
+
+    @router.get("/campaigns", response_model=CampaignList, summary="List campaigns, newest first")
+    async def list_campaigns(limit: Annotated[int, Query(ge=1, le=500)] = 50) -> CampaignList:
+        return CampaignList(campaigns=await service.list_campaigns(limit))
+
+    @router.get("/campaigns/{campaign_id}", response_model=CampaignProgress, summary="A campaign's progress")
+    async def get_campaign(campaign_id: CampaignId) -> CampaignProgress:
+        """Status, counts, attack success rate per cell with its Wilson 95% interval, tokens, errors."""
+        return await service.progress(campaign_id)
+
+    @router.post(
+        "/campaigns/{campaign_id}/cancel", response_model=CampaignProgress, summary="Cancel a campaign"
+    )
+    async def cancel_campaign(campaign_id: CampaignId) -> CampaignProgress:
+        """Queued matches are not played and running ones are stopped; a final campaign is unchanged."""
+        return await service.cancel(campaign_id)
+
+    @router.get("/campaigns/{campaign_id}/matches", response_model=MatchList, summary="A campaign's matches")
+    async def list_matches(
+        campaign_id: CampaignId,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    ) -> MatchList:
+        matches, total = await service.matches(campaign_id, offset, limit)
+        return MatchList(matches=matches, total=total, offset=offset)
+
+    @router.get(
+        "/campaigns/{campaign_id}/report",
+        summary="A campaign's report",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "The report",
+                "content": {
+                    "text/html": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"$ref": "#/components/schemas/CampaignReport"}},
+                    "application/xml": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    )
+    async def get_report(
+        campaign_id: CampaignId,
+        format: Annotated[Literal["html", "json", "junit"], Query()] = "html",  # noqa: A002 - the API's name
+        fail_above: Annotated[float | None, Query(ge=0, le=1)] = None,
+    ) -> Response:
+        """HTML (self-contained page), JSON (docs/report-schema.json) or JUnit XML (a failure per
+        defender x objective whose attack success rate is above ``fail_above``)."""
+        report = await service.report(campaign_id, fail_above=fail_above)
+        body, media_type = render_report(report, format)
+        return Response(body, media_type=media_type)
+
+    @router.get("/matches/{match_id}", response_model=MatchRecord, summary="A finished match")
+    async def get_match(match_id: MatchId) -> MatchRecord:
+        """The transcript (every turn), verdict, timings, tokens and trace id of a finished match."""
+        return await service.match(match_id)
+
+    return router
+
+
+__all__ = [
+    "CAMPAIGN_ID_PATTERN",
+    "MATCH_ID_PATTERN",
+    "ApiError",
+    "CampaignList",
+    "ErrorResponse",
+    "MatchList",
+    "arena_error_response",
+    "build_api_router",
+    "error_response",
+]

@@ -1,0 +1,176 @@
+"""Assemble the orchestrator: REST API, dashboard, and the campaign worker.
+
+One process serves the API and runs a worker; run more replicas (all with the
+same ``ARENA_REDIS_URL``) to share the matches. Without Redis everything is in
+memory: one replica, nothing survives a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel
+
+from arena_core.errors import ArenaError
+from arena_core.redis_state import RedisClients, RedisConfig, redacted
+from arena_core.settings import ArenaSettings
+from arena_orchestrator.api import arena_error_response, build_api_router, error_response
+from arena_orchestrator.campaign_models import CampaignReport
+from arena_orchestrator.campaign_service import CampaignService
+from arena_orchestrator.campaign_spec import CampaignSpec
+from arena_orchestrator.campaign_store import CampaignStore
+from arena_orchestrator.dashboard import dashboard_routes
+from arena_orchestrator.match_player import MatchPlayer, RemoteAttackerPlayer
+from arena_orchestrator.match_queue import MatchQueue, MemoryMatchQueue
+from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
+from arena_orchestrator.redis_campaign_store import RedisCampaignStore
+from arena_orchestrator.redis_match_queue import RedisMatchQueue
+from arena_orchestrator.worker import CampaignWorker, WorkerConfig
+
+VERSION = "0.1.0"
+logger = logging.getLogger(__name__)
+
+
+def create_backend(settings: ArenaSettings) -> tuple[CampaignStore, MatchQueue]:
+    """Redis store and queue when ``ARENA_REDIS_URL`` is set, else in-memory ones."""
+    if settings.redis_url is None:
+        return MemoryCampaignStore(), MemoryMatchQueue()
+    clients = RedisClients.connect(
+        RedisConfig(
+            url=settings.redis_url,
+            namespace=settings.redis_namespace,
+            max_connections=settings.redis_max_connections,
+            timeout_s=settings.redis_timeout_s,
+            block_ms=settings.redis_block_ms,
+        )
+    )
+    return RedisCampaignStore(clients, campaign_ttl_s=settings.campaign_ttl_s), RedisMatchQueue(clients)
+
+
+def worker_config(settings: ArenaSettings) -> WorkerConfig:
+    """The worker's behaviour from settings."""
+    return WorkerConfig(
+        concurrency=settings.orchestrator_concurrency,
+        visibility_timeout_s=settings.orchestrator_visibility_timeout_s,
+        match_attempts=settings.orchestrator_match_attempts,
+        retry_backoff_s=settings.orchestrator_retry_backoff_s,
+        block_ms=min(settings.redis_block_ms, 1000),
+    )
+
+
+def create_service(settings: ArenaSettings, store: CampaignStore, queue: MatchQueue) -> CampaignService:
+    """The campaign service for this process's settings."""
+    return CampaignService(
+        store,
+        queue,
+        max_campaign_matches=settings.orchestrator_max_campaign_matches,
+        builtin_attacker=settings.attacker_url is not None,
+    )
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    # Models referenced only from hand-written request/response bodies.
+    model: type[BaseModel]
+    for model in (CampaignSpec, CampaignReport):
+        generated = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for name, definition in generated.pop("$defs", {}).items():
+            components.setdefault(name, definition)
+        components.setdefault(model.__name__, generated)
+    app.openapi_schema = schema
+    return schema
+
+
+def create_orchestrator_app(
+    settings: ArenaSettings,
+    *,
+    http: httpx.AsyncClient | None = None,
+    player: MatchPlayer | None = None,
+    run_worker: bool = True,
+) -> FastAPI:
+    """Build the orchestrator ASGI app; its lifespan runs the worker.
+
+    ``http`` routes attacker calls (tests pass an in-process transport);
+    ``player`` replaces the remote attacker altogether.
+    """
+    store, queue = create_backend(settings)
+    service = create_service(settings, store, queue)
+    worker = CampaignWorker(
+        service, player or RemoteAttackerPlayer(settings.attacker_url, http=http), worker_config(settings)
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.redis_url is None:
+            logger.warning("ARENA_REDIS_URL is not set: campaigns are kept in memory and lost on restart")
+        else:
+            logger.info("campaign state in Redis at %s", redacted(settings.redis_url))
+        task = asyncio.create_task(worker.run(), name="campaign-worker") if run_worker else None
+        try:
+            yield
+        finally:
+            worker.stop()
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+            await queue.close()
+            await store.close()
+
+    app = FastAPI(
+        title="A2A Arena orchestrator",
+        version=VERSION,
+        description="Campaigns of red-team matches over A2A: submit, follow, cancel, report.",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.service = service
+    app.state.worker = worker
+
+    @app.exception_handler(ArenaError)
+    async def _arena_error(request: Request, exc: ArenaError) -> JSONResponse:
+        return arena_error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "location": ".".join(str(p) for p in err.get("loc", ())),
+                "line": None,
+                "message": err.get("msg", ""),
+            }
+            for err in exc.errors()
+        ]
+        message = "; ".join(f"{p['location']}: {p['message']}" for p in problems) or "malformed request"
+        return error_response(422, "invalid_request", message, problems)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> Response:
+        return PlainTextResponse("ok")
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> Response:
+        problem = await store.problem()
+        if problem:
+            return PlainTextResponse(problem, status_code=503)
+        return PlainTextResponse("ready")
+
+    app.include_router(build_api_router(service, max_spec_bytes=settings.orchestrator_max_spec_bytes))
+    app.router.routes.extend(dashboard_routes())
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+__all__ = ["VERSION", "create_backend", "create_orchestrator_app", "create_service", "worker_config"]

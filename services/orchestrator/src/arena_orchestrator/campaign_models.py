@@ -1,0 +1,226 @@
+"""The orchestrator's records: campaigns, queued matches, stored results, progress.
+
+These are the JSON shapes of the REST API (``/v1/...``), of what is kept in
+Redis, and of the JSON report. Field names are the same in Python and on the
+wire.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena_core.llm.usage import TokenUsage
+from arena_core.match_models import MatchRequest, MatchResult, Outcome
+from arena_core.stats import wilson_interval
+from arena_orchestrator.campaign_spec import CampaignSpec
+
+CampaignStatus = Literal["queued", "running", "completed", "canceled", "budget_exhausted"]
+"""``queued``: nothing started yet; ``running``: matches are being played; the other three
+are final: every match is accounted for (played, or not played because of a cancel or the
+token budget)."""
+
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "canceled", "budget_exhausted"})
+
+Disposition = Literal["played", "canceled", "skipped"]
+"""What became of a queued match: ``played`` (it has a result; errors included),
+``canceled`` (the campaign was canceled first) or ``skipped`` (the token budget ran out)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CellKey(_Model):
+    """One cell of the matrix: an attacker against a defender on an objective."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attacker: str
+    defender: str
+    objective: str
+
+    @property
+    def id(self) -> str:
+        """``attacker/defender/objective`` (names cannot contain ``/``)."""
+        return f"{self.attacker}/{self.defender}/{self.objective}"
+
+
+class MatchJob(_Model):
+    """A queued match: everything a worker needs to have it played."""
+
+    campaign_id: str
+    match_id: str
+    index: int = Field(ge=0)
+    repetition: int = Field(ge=0)
+    cell: CellKey
+    attacker_url: str | None
+    """None: the built-in attacker (the orchestrator's ``ARENA_ATTACKER_URL``, or in-process)."""
+    request: MatchRequest
+    timeout_s: float
+    trace_context: dict[str, str] = Field(default_factory=dict)
+    """W3C trace context (``traceparent``...) of the campaign, carried through the queue."""
+
+
+class MatchSummary(_Model):
+    """One match in a line: what the progress tables, reports and dashboard list."""
+
+    match_id: str
+    index: int
+    repetition: int
+    cell: CellKey
+    disposition: Disposition
+    outcome: Outcome | None = None
+    """Set when played."""
+    turns_used: int = 0
+    duration_ms: float = 0.0
+    tokens: int = 0
+    error: str | None = None
+    error_kind: str | None = None
+    attempts: int = 0
+    trace_id: str | None = None
+    finished_at: datetime
+
+
+class MatchRecord(_Model):
+    """A match as stored: its summary and, when played, the attacker's full result."""
+
+    campaign_id: str
+    summary: MatchSummary
+    result: MatchResult | None = None
+    attacker_url: str | None = None
+    worker: str | None = None
+
+
+class Campaign(_Model):
+    """A submitted campaign and its fixed facts (progress is separate)."""
+
+    id: str
+    spec: CampaignSpec
+    created_at: datetime
+    total: int
+
+
+class Interval(_Model):
+    """An attack success rate with its Wilson 95% interval."""
+
+    wins: int
+    trials: int
+    """Wins plus defences: errors and attacker refusals are neither."""
+    rate: float | None
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, wins: int, trials: int) -> Interval:
+        """The Wilson interval of ``wins`` out of ``trials``."""
+        proportion = wilson_interval(wins, trials)
+        return cls(wins=wins, trials=trials, rate=proportion.rate, low=proportion.low, high=proportion.high)
+
+
+class OutcomeCounts(_Model):
+    """How many matches ended each way."""
+
+    attacker_won: int = 0
+    defended: int = 0
+    attacker_refused: int = 0
+    error: int = 0
+    canceled: int = 0
+    skipped: int = 0
+
+    @property
+    def finished(self) -> int:
+        """Every accounted-for match: played or not."""
+        return (
+            self.attacker_won
+            + self.defended
+            + self.attacker_refused
+            + self.error
+            + self.canceled
+            + self.skipped
+        )
+
+    @property
+    def asr(self) -> Interval:
+        """Attack success rate = won / (won + defended)."""
+        return Interval.of(self.attacker_won, self.attacker_won + self.defended)
+
+
+class CellProgress(_Model):
+    """Counts and the attack success rate of one cell."""
+
+    cell: CellKey
+    total: int
+    counts: OutcomeCounts
+    asr: Interval
+    tokens: TokenUsage
+
+
+class DefenderProgress(_Model):
+    """A defender across every attacker and objective: what ``--fail-above`` checks."""
+
+    defender: str
+    counts: OutcomeCounts
+    asr: Interval
+
+
+class CampaignProgress(_Model):
+    """A campaign now: status, counts, rates per cell and per defender, tokens, ETA."""
+
+    id: str
+    name: str
+    status: CampaignStatus
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    total: int
+    done: int
+    """Matches accounted for (played, canceled or skipped)."""
+    running: int
+    counts: OutcomeCounts
+    asr: Interval
+    cells: list[CellProgress]
+    defenders: list[DefenderProgress]
+    tokens: TokenUsage
+    errors: list[MatchSummary] = Field(default_factory=list)
+    """The most recent matches that ended in an error (at most 20)."""
+    eta_s: float | None = None
+    """Estimated seconds to completion from the pace so far; None before the first result."""
+
+
+class CampaignReport(_Model):
+    """Everything a report shows: the spec, the progress and one line per match.
+
+    This is the JSON report (``GET /v1/campaigns/{id}/report?format=json``);
+    its JSON Schema is ``docs/report-schema.json``.
+    """
+
+    report_version: Literal[1] = 1
+    generated_at: datetime
+    campaign: Campaign
+    progress: CampaignProgress
+    matches: list[MatchSummary]
+    fail_above: float | None = None
+    """The threshold the report was asked to judge defenders against (JUnit, HTML)."""
+    jaeger_url: str | None = None
+    """Base URL of a Jaeger UI; with it, each match links to its trace."""
+
+
+__all__ = [
+    "FINAL_STATUSES",
+    "Campaign",
+    "CampaignProgress",
+    "CampaignReport",
+    "CampaignStatus",
+    "CellKey",
+    "CellProgress",
+    "DefenderProgress",
+    "Disposition",
+    "Interval",
+    "MatchJob",
+    "MatchRecord",
+    "MatchSummary",
+    "OutcomeCounts",
+]

@@ -1,0 +1,197 @@
+"""What the API and the CLI do with campaigns: submit, queue, watch, cancel, report.
+
+Independent of HTTP: the REST API (:mod:`arena_orchestrator.api`) and the
+in-process ``arena campaign run`` both call this class.
+
+Queueing a campaign is resumable. Matches are queued in batches; after each
+batch the campaign records how far it got, under a lock with an expiry. If the
+submitting replica dies half-way, any worker's maintenance pass takes the lock
+once it lapses and queues the rest (a batch may be queued twice; the
+idempotent record counts its matches once).
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import UTC, datetime
+
+from arena_orchestrator.campaign_models import (
+    FINAL_STATUSES,
+    Campaign,
+    CampaignProgress,
+    CampaignReport,
+    MatchRecord,
+    MatchSummary,
+)
+from arena_orchestrator.campaign_spec import CampaignSpec
+from arena_orchestrator.campaign_store import CampaignStore
+from arena_orchestrator.errors import BuiltinAttackerMissingError, CampaignTooLargeError, NotFoundError
+from arena_orchestrator.expansion import campaign_id_of
+from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
+from arena_orchestrator.progress import build_progress
+
+ENQUEUE_BATCH = 500
+ENQUEUE_LOCK_S = 30.0
+REPORT_PAGE = 1000
+
+
+def new_campaign_id() -> str:
+    """A fresh campaign id: ``c-`` and 16 hex digits."""
+    return f"c-{secrets.token_hex(8)}"
+
+
+class CampaignService:
+    """Campaign operations over a store and a queue."""
+
+    def __init__(
+        self,
+        store: CampaignStore,
+        queue: MatchQueue,
+        *,
+        max_campaign_matches: int,
+        builtin_attacker: bool,
+        jaeger_url: str | None = None,
+    ) -> None:
+        self.store = store
+        self.queue = queue
+        self._max_matches = max_campaign_matches
+        self._builtin_attacker = builtin_attacker
+        self._jaeger_url = jaeger_url
+        self._owner = uuid.uuid4().hex
+
+    async def submit(
+        self, spec: CampaignSpec, trace_context: dict[str, str] | None = None
+    ) -> CampaignProgress:
+        """Store the campaign and queue all its matches; return its progress (status ``queued``).
+
+        Raises :class:`CampaignTooLargeError` above ``ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES``
+        and :class:`BuiltinAttackerMissingError` when the spec needs an attacker URL this
+        orchestrator does not have.
+        """
+        if spec.match_count > self._max_matches:
+            raise CampaignTooLargeError(
+                f"the campaign expands to {spec.match_count} matches; this orchestrator accepts at most "
+                f"{self._max_matches} (ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES)"
+            )
+        if spec.uses_builtin_attacker and not self._builtin_attacker:
+            raise BuiltinAttackerMissingError(
+                "an attacker has no 'url', so the built-in attacker would play it, but this orchestrator "
+                "has none: set ARENA_ATTACKER_URL on the orchestrator or give every attacker a url"
+            )
+        campaign = Campaign(
+            id=new_campaign_id(), spec=spec, created_at=datetime.now(UTC), total=spec.match_count
+        )
+        await self.store.create(campaign)
+        await self.enqueue_remaining(campaign, trace_context or {})
+        return await self.progress(campaign.id)
+
+    async def enqueue_remaining(
+        self, campaign: Campaign, trace_context: dict[str, str] | None = None
+    ) -> bool:
+        """Queue the matches not queued yet; False when another replica holds the lock."""
+        if not await self.store.lock_enqueue(campaign.id, self._owner, ENQUEUE_LOCK_S):
+            return False
+        try:
+            start = await self.store.enqueue_progress(campaign.id) or 0
+            while start < campaign.total:
+                end = min(campaign.total, start + ENQUEUE_BATCH)
+                await self.queue.enqueue(
+                    [
+                        QueuedMatch(campaign.id, index, dict(trace_context or {}))
+                        for index in range(start, end)
+                    ]
+                )
+                await self.store.set_enqueue_progress(campaign.id, end)
+                if not await self.store.lock_enqueue(campaign.id, self._owner, ENQUEUE_LOCK_S):
+                    return False
+                start = end
+        finally:
+            await self.store.unlock_enqueue(campaign.id, self._owner)
+        return True
+
+    async def resume_queueing(self, limit: int = 100) -> int:
+        """Finish queueing campaigns whose submitter died half-way; return how many were resumed."""
+        resumed = 0
+        for campaign_id in await self.store.list_ids(limit):
+            status = await self.store.status(campaign_id)
+            if status is None or status in FINAL_STATUSES:
+                continue
+            campaign = await self.store.get(campaign_id)
+            queued = await self.store.enqueue_progress(campaign_id)
+            if campaign is None or queued is None or queued >= campaign.total:
+                continue
+            if await self.enqueue_remaining(campaign):
+                resumed += 1
+        return resumed
+
+    async def campaign(self, campaign_id: str) -> Campaign:
+        """The campaign; :class:`NotFoundError` when unknown."""
+        campaign = await self.store.get(campaign_id)
+        if campaign is None:
+            raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
+        return campaign
+
+    async def progress(self, campaign_id: str) -> CampaignProgress:
+        """The campaign's progress now."""
+        campaign = await self.campaign(campaign_id)
+        state = await self.store.state(campaign_id)
+        if state is None:
+            raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
+        return build_progress(campaign, state)
+
+    async def list_campaigns(self, limit: int = 50) -> list[CampaignProgress]:
+        """The newest campaigns' progress."""
+        found = []
+        for campaign_id in await self.store.list_ids(limit):
+            try:
+                found.append(await self.progress(campaign_id))
+            except NotFoundError:
+                continue  # expired between the listing and the read
+        return found
+
+    async def cancel(self, campaign_id: str) -> CampaignProgress:
+        """Cancel: queued matches are not played, running ones are stopped.
+
+        A final campaign stays as it is (its status is returned unchanged).
+        """
+        if await self.store.cancel(campaign_id) is None:
+            raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
+        return await self.progress(campaign_id)
+
+    async def matches(self, campaign_id: str, offset: int, limit: int) -> tuple[list[MatchSummary], int]:
+        """Recorded matches by index."""
+        await self.campaign(campaign_id)
+        return await self.store.summaries(campaign_id, offset, limit)
+
+    async def match(self, match_id: str) -> MatchRecord:
+        """One match's record; :class:`NotFoundError` when it has none (yet)."""
+        campaign_id = campaign_id_of(match_id)
+        record = await self.store.get_record(campaign_id, match_id) if campaign_id else None
+        if record is None:
+            raise NotFoundError(f"no finished match '{match_id}' (unknown, still running, or expired)")
+        return record
+
+    async def report(self, campaign_id: str, *, fail_above: float | None = None) -> CampaignReport:
+        """Everything the reports show, at this moment."""
+        campaign = await self.campaign(campaign_id)
+        progress = await self.progress(campaign_id)
+        matches: list[MatchSummary] = []
+        offset = 0
+        while True:
+            page, total = await self.store.summaries(campaign_id, offset, REPORT_PAGE)
+            matches.extend(page)
+            offset += REPORT_PAGE
+            if not page or offset >= total:
+                break
+        return CampaignReport(
+            generated_at=datetime.now(UTC),
+            campaign=campaign,
+            progress=progress,
+            matches=matches,
+            fail_above=fail_above,
+            jaeger_url=self._jaeger_url,
+        )
+
+
+__all__ = ["CampaignService", "new_campaign_id"]

@@ -1,0 +1,215 @@
+"""What a campaign asks for: attackers x defenders x objectives x repetitions.
+
+A campaign spec is written in YAML or JSON (see ``examples/campaign.yaml``) and
+validated here; :mod:`arena_orchestrator.spec_loader` turns the text into a
+:class:`CampaignSpec` and reports problems with their line numbers. Everything
+that can be checked without asking another service is checked: URLs, names,
+ranges, strategy and judge names, judge/objective combinations. Strategy
+*parameters* are checked by the attacker that plays the match (the CLI checks
+them before submitting, since it ships the built-in attacker).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from arena_core.errors import ArenaError
+from arena_core.judges import get_judge
+from arena_core.match_models import ParamValue
+from arena_core.objective import DEFAULT_PHRASE, Objective
+from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
+from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+"""Names of attackers, defenders and objectives: they appear in reports, JUnit and URLs."""
+
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+
+def _http_url(value: str, what: str) -> str:
+    text = value.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what} must be an http(s) URL such as http://127.0.0.1:8081, got '{value}'")
+    if parts.username or parts.password:
+        raise ValueError(f"{what} must not carry credentials; use credentials.bearer_token_env")
+    return text.rstrip("/")
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AttackerSpec(_Spec):
+    """One attacker column of the matrix: who plays, with which strategy and parameters."""
+
+    name: Name | None = None
+    """Label in reports; defaults to the strategy name."""
+    url: str | None = None
+    """An attacker agent's URL; omit it (or say ``builtin``) for the built-in attacker."""
+    strategy: str = "playbook"
+    params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() == "builtin":
+            return None
+        return _http_url(value, "attacker url")
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, value: str) -> str:
+        name = value.strip()
+        if name not in BUILTIN_STRATEGY_NAMES:
+            raise ValueError(
+                f"unknown strategy '{value}'; choose one of: {', '.join(BUILTIN_STRATEGY_NAMES)}"
+            )
+        return name
+
+    @property
+    def label(self) -> str:
+        """The name shown in reports."""
+        return self.name or self.strategy
+
+
+class TargetCredentials(_Spec):
+    """How the attacker authenticates to a defender: by naming a variable, never a secret."""
+
+    bearer_token_env: str = Field(pattern=TARGET_TOKEN_ENV_PATTERN)
+    """An ``ARENA_TARGET_TOKEN_<NAME>`` variable set on the attacker; its value is sent as
+    ``Authorization: Bearer ...``. Other variables (API keys) can never be named."""
+
+
+class DefenderSpec(_Spec):
+    """One defender row of the matrix: any A2A agent, by its URL."""
+
+    name: Name
+    url: str
+    credentials: TargetCredentials | None = None
+    max_concurrency: int | None = Field(default=None, ge=1, le=10_000)
+    """Matches played against this defender at once, across all orchestrator replicas."""
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value, "defender url")
+
+
+class ObjectiveSpec(_Spec):
+    """What the attackers try to make the defender do, and who judges it."""
+
+    name: Name | None = None
+    """Label in reports; defaults to ``phrase`` or ``rubric`` plus its position."""
+    phrase: str | None = Field(default=None, min_length=1, max_length=200)
+    rubric: str | None = Field(default=None, min_length=3, max_length=2000)
+    pattern: str | None = Field(default=None, min_length=1, max_length=500)
+    judge: str = "phrase"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ObjectiveSpec:
+        if self.phrase and self.rubric:
+            raise ValueError("an objective has either 'phrase' or 'rubric', not both")
+        try:
+            get_judge(self.judge).check_objective(self.objective)
+        except ArenaError as exc:
+            raise ValueError(exc.message) from exc
+        return self
+
+    @property
+    def objective(self) -> Objective:
+        """The wire objective sent to attackers."""
+        if self.rubric:
+            return Objective(kind="rubric", rubric=self.rubric, pattern=self.pattern)
+        return Objective(phrase=self.phrase or DEFAULT_PHRASE, pattern=self.pattern)
+
+
+class Budget(_Spec):
+    """Upper bounds on what a campaign may spend."""
+
+    max_matches: int | None = Field(default=None, ge=1)
+    """The campaign is rejected when its matrix expands to more matches than this."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Once the results hold this many tokens (both sides), queued matches are skipped."""
+
+
+class CampaignSpec(_Spec):
+    """A whole campaign. See ``examples/campaign.yaml`` for every field with comments."""
+
+    name: Name
+    description: str = Field(default="", max_length=2000)
+    attackers: list[AttackerSpec] = Field(min_length=1, max_length=100)
+    defenders: list[DefenderSpec] = Field(min_length=1, max_length=1000)
+    objectives: list[ObjectiveSpec] = Field(
+        default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=100
+    )
+    repetitions: int = Field(default=1, ge=1, le=10_000)
+    max_turns: int = Field(default=10, ge=1, le=10_000)
+    concurrency: int = Field(default=8, ge=1, le=10_000)
+    """Matches of this campaign played at once, across all orchestrator replicas."""
+    match_timeout_s: float = Field(default=1800.0, gt=0, le=86_400)
+    budget: Budget = Field(default_factory=Budget)
+    seed: int = Field(default=0, ge=0, le=2**53 - 1 - 10_000)
+    """Repetition r of every cell uses seed + r, so cells are comparable."""
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> CampaignSpec:
+        for what, labels in (
+            ("attackers", [a.label for a in self.attackers]),
+            ("defenders", [d.name for d in self.defenders]),
+            ("objectives", self.objective_labels()),
+        ):
+            seen: set[str] = set()
+            for label in labels:
+                if label in seen:
+                    raise ValueError(f"two {what} are called '{label}'; give each a distinct 'name'")
+                seen.add(label)
+        if self.budget.max_matches is not None and self.match_count > self.budget.max_matches:
+            raise ValueError(
+                f"the campaign expands to {self.match_count} matches, above budget.max_matches "
+                f"({self.budget.max_matches})"
+            )
+        return self
+
+    def objective_labels(self) -> list[str]:
+        """The report label of each objective, in order."""
+        labels = []
+        for index, objective in enumerate(self.objectives, start=1):
+            if objective.name:
+                labels.append(objective.name)
+            elif len(self.objectives) == 1:
+                labels.append("rubric" if objective.rubric else "phrase")
+            else:
+                labels.append(f"{'rubric' if objective.rubric else 'phrase'}-{index}")
+        return labels
+
+    @property
+    def match_count(self) -> int:
+        """How many matches the matrix expands to."""
+        return len(self.attackers) * len(self.defenders) * len(self.objectives) * self.repetitions
+
+    @property
+    def uses_builtin_attacker(self) -> bool:
+        """True when some attacker has no URL (the orchestrator's own attacker plays it)."""
+        return any(a.url is None for a in self.attackers)
+
+
+def safe_label(text: str) -> str:
+    """``text`` reduced to the characters allowed in names (for generated labels)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:64] or "x"
+
+
+__all__ = [
+    "NAME_PATTERN",
+    "AttackerSpec",
+    "Budget",
+    "CampaignSpec",
+    "DefenderSpec",
+    "ObjectiveSpec",
+    "TargetCredentials",
+    "safe_label",
+]

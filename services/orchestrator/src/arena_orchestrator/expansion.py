@@ -1,0 +1,109 @@
+"""Turning a campaign into matches, by index.
+
+Match ``i`` of a campaign is computed from the spec alone, so the queue only
+carries ``(campaign id, index)`` and any replica can rebuild the job. Indexes
+run repetition-major: every cell gets its first match before any cell gets its
+second, so a partial campaign (canceled, budget) still covers every cell and
+drift in a model server hits all cells alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from arena_core.match_models import MatchRequest
+from arena_orchestrator.campaign_models import Campaign, CellKey, MatchJob
+from arena_orchestrator.campaign_spec import CampaignSpec
+
+
+def cells_of(spec: CampaignSpec) -> list[CellKey]:
+    """Every cell, attackers x defenders x objectives, in a fixed order."""
+    objectives = spec.objective_labels()
+    return [
+        CellKey(attacker=attacker.label, defender=defender.name, objective=objective)
+        for attacker in spec.attackers
+        for defender in spec.defenders
+        for objective in objectives
+    ]
+
+
+def match_id_for(campaign_id: str, index: int) -> str:
+    """The id of match ``index`` of a campaign: stable, so a result is stored once."""
+    return f"{campaign_id}-m{index:06d}"
+
+
+def campaign_id_of(match_id: str) -> str | None:
+    """The campaign a match id belongs to, or None when it is not one of ours."""
+    campaign_id, sep, rest = match_id.rpartition("-m")
+    if not sep or not campaign_id or not rest.isdigit():
+        return None
+    return campaign_id
+
+
+def index_of(match_id: str) -> int | None:
+    """The index inside the match id, or None."""
+    _, sep, rest = match_id.rpartition("-m")
+    return int(rest) if sep and rest.isdigit() else None
+
+
+def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None = None) -> MatchJob:
+    """Match ``index`` (0 <= index < total) of ``campaign``."""
+    spec = campaign.spec
+    if not 0 <= index < campaign.total:
+        raise IndexError(f"campaign {campaign.id} has no match {index}")
+    n_objectives, n_defenders = len(spec.objectives), len(spec.defenders)
+    n_cells = len(spec.attackers) * n_defenders * n_objectives
+    repetition, cell_index = divmod(index, n_cells)
+    attacker_index, rest = divmod(cell_index, n_defenders * n_objectives)
+    defender_index, objective_index = divmod(rest, n_objectives)
+    attacker = spec.attackers[attacker_index]
+    defender = spec.defenders[defender_index]
+    objective = spec.objectives[objective_index]
+    match_id = match_id_for(campaign.id, index)
+    request = MatchRequest(
+        target=defender.url,
+        objective=objective.objective,
+        strategy=attacker.strategy,
+        max_turns=spec.max_turns,
+        judge=objective.judge,
+        seed=spec.seed + repetition,
+        match_id=match_id,
+        params=dict(attacker.params),
+        target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
+    )
+    return MatchJob(
+        campaign_id=campaign.id,
+        match_id=match_id,
+        index=index,
+        repetition=repetition,
+        cell=CellKey(
+            attacker=attacker.label,
+            defender=defender.name,
+            objective=spec.objective_labels()[objective_index],
+        ),
+        attacker_url=attacker.url,
+        request=request,
+        timeout_s=spec.match_timeout_s,
+        trace_context=dict(trace_context or {}),
+    )
+
+
+def defender_caps(spec: CampaignSpec) -> dict[str, int]:
+    """Per-defender concurrency caps that are set."""
+    return {d.name: d.max_concurrency for d in spec.defenders if d.max_concurrency is not None}
+
+
+def spec_digest(spec: CampaignSpec) -> str:
+    """A short hash of the spec, for logs and reports."""
+    return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:12]
+
+
+__all__ = [
+    "campaign_id_of",
+    "cells_of",
+    "defender_caps",
+    "index_of",
+    "job_for",
+    "match_id_for",
+    "spec_digest",
+]

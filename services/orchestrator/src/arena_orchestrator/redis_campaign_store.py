@@ -1,0 +1,350 @@
+"""Campaigns and results in Redis, shared by every orchestrator replica.
+
+Keys are listed in :mod:`arena_core.redis_state.keys`. Two Lua scripts make
+the contract's atomic steps atomic: ``RECORD`` (write a match record once with
+HSETNX, count it, move the campaign's status) and ``ACQUIRE`` (take the
+campaign-wide and per-defender concurrency leases together or not at all).
+Leases are sorted sets of match ids scored by their expiry in Redis's own
+clock, so a dead worker's leases lapse without anyone cleaning up.
+A campaign's keys expire ``campaign_ttl_s`` after it becomes final.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from arena_core.redis_state import RedisClients
+from arena_core.redis_state.connection import arena_errors
+from arena_orchestrator._counting import count_increments
+from arena_orchestrator.campaign_models import (
+    Campaign,
+    CampaignStatus,
+    MatchJob,
+    MatchRecord,
+    MatchSummary,
+)
+from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotRequest
+
+# KEYS: 1 meta, 2 results, 3 summaries, 4 order, 5 counts, 6 errors, 7 running, 8 attempts, 9 slots,
+#       10 campaigns index
+# ARGV: 1 match id, 2 record JSON, 3 summary JSON, 4 index, 5 now (ISO), 6 is error (0/1),
+#       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10.. increments as field, value pairs
+RECORD = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[4], tonumber(ARGV[4]), ARGV[1])
+for i = 10, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[5], ARGV[i], tonumber(ARGV[i + 1]))
+end
+if ARGV[6] == '1' then
+  redis.call('LPUSH', KEYS[6], ARGV[3])
+  redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[8]) - 1)
+end
+redis.call('HDEL', KEYS[7], ARGV[1])
+local done = redis.call('HINCRBY', KEYS[1], 'done', 1)
+local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
+local status = redis.call('HGET', KEYS[1], 'status')
+if redis.call('HEXISTS', KEYS[1], 'started') == 0 then redis.call('HSET', KEYS[1], 'started', ARGV[5]) end
+if status == 'queued' then status = 'running' end
+local max_tokens = tonumber(ARGV[7])
+if max_tokens > 0 and status == 'running' then
+  local prompt = tonumber(redis.call('HGET', KEYS[5], 't:p') or '0')
+  local tokens = prompt + tonumber(redis.call('HGET', KEYS[5], 't:c') or '0')
+  if tokens >= max_tokens then status = 'budget_exhausted' end
+end
+if done >= total then
+  local skipped = tonumber(redis.call('HGET', KEYS[5], 'o:skipped') or '0')
+  if status == 'running' or (status == 'budget_exhausted' and skipped == 0) then status = 'completed' end
+  redis.call('HSET', KEYS[1], 'finished', ARGV[5])
+  local ttl = tonumber(ARGV[9])
+  for i = 1, 9 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+redis.call('HSET', KEYS[1], 'status', status)
+return 1
+"""
+
+# KEYS: slot zsets. ARGV: 1 member, 2 lease ms, 3.. one cap per key.
+ACQUIRE = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
+  if not redis.call('ZSCORE', key, ARGV[1]) and redis.call('ZCARD', key) >= tonumber(ARGV[i + 2]) then
+    return 0
+  end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now_ms + tonumber(ARGV[2]), ARGV[1])
+  redis.call('PEXPIRE', key, tonumber(ARGV[2]) * 2)
+end
+return 1
+"""
+
+# KEYS: slot zsets. ARGV: 1 member, 2 lease ms.
+RENEW = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, key in ipairs(KEYS) do
+  if redis.call('ZSCORE', key, ARGV[1]) then
+    redis.call('ZADD', key, now_ms + tonumber(ARGV[2]), ARGV[1])
+    redis.call('PEXPIRE', key, tonumber(ARGV[2]) * 2)
+  end
+end
+return 1
+"""
+
+# KEYS: 1 meta, 2 running, 3 attempts. ARGV: 1 match id, 2 info JSON, 3 now (ISO).
+MARK_RUNNING = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
+redis.call('HSETNX', KEYS[1], 'started', ARGV[3])
+return redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+"""
+
+# KEYS: 1 lock. ARGV: 1 owner, 2 ttl ms. Take the lock, or extend it when we hold it.
+LOCK = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+return 1
+"""
+
+UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
+
+# KEYS: 1 meta. Cancel unless final.
+CANCEL = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return false end
+if status == 'queued' or status == 'running' then
+  redis.call('HSET', KEYS[1], 'status', 'canceled')
+  return 'canceled'
+end
+return status
+"""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    return datetime.fromisoformat(_text(value))
+
+
+class RedisCampaignStore:
+    """A :class:`~arena_orchestrator.campaign_store.CampaignStore` in Redis."""
+
+    def __init__(self, clients: RedisClients, *, campaign_ttl_s: float) -> None:
+        self._clients = clients
+        self._keys = clients.keys
+        self._ttl_s = max(1, int(campaign_ttl_s))
+        redis = clients.commands
+        self._record = redis.register_script(RECORD)
+        self._acquire = redis.register_script(ACQUIRE)
+        self._renew = redis.register_script(RENEW)
+        self._cancel = redis.register_script(CANCEL)
+        self._mark_running = redis.register_script(MARK_RUNNING)
+        self._lock = redis.register_script(LOCK)
+        self._unlock = redis.register_script(UNLOCK)
+
+    def _part(self, campaign_id: str, part: str) -> str:
+        return self._keys.campaign_part(campaign_id, part)
+
+    async def create(self, campaign: Campaign) -> None:
+        async with arena_errors("creating a campaign"):
+            pipe = self._clients.commands.pipeline(transaction=True)
+            pipe.hset(
+                self._keys.campaign(campaign.id),
+                mapping={
+                    "campaign": campaign.model_dump_json(),
+                    "total": campaign.total,
+                    "done": 0,
+                    "enqueued": 0,
+                    "status": "queued",
+                    "created": campaign.created_at.isoformat(),
+                },
+            )
+            pipe.zadd(self._keys.campaigns, {campaign.id: campaign.created_at.timestamp() * 1000})
+            await pipe.execute()
+
+    async def get(self, campaign_id: str) -> Campaign | None:
+        async with arena_errors("reading a campaign"):
+            raw = await self._clients.commands.hget(self._keys.campaign(campaign_id), "campaign")
+        return Campaign.model_validate_json(raw) if raw else None
+
+    async def list_ids(self, limit: int) -> list[str]:
+        async with arena_errors("listing campaigns"):
+            redis = self._clients.commands
+            ids = [_text(i) for i in await redis.zrevrange(self._keys.campaigns, 0, max(0, limit - 1))]
+            if not ids:
+                return []
+            pipe = redis.pipeline(transaction=False)
+            for campaign_id in ids:
+                pipe.exists(self._keys.campaign(campaign_id))
+            alive = await pipe.execute()
+            expired = [i for i, ok in zip(ids, alive, strict=True) if not ok]
+            if expired:
+                # Retention is by TTL; drop the index entries of campaigns that expired.
+                await redis.zrem(self._keys.campaigns, *expired)
+        return [i for i in ids if i not in expired]
+
+    async def state(self, campaign_id: str) -> CampaignState | None:
+        async with arena_errors("reading a campaign's progress"):
+            pipe = self._clients.commands.pipeline(transaction=True)
+            pipe.hmget(self._keys.campaign(campaign_id), "status", "done", "started", "finished")
+            pipe.hgetall(self._part(campaign_id, "counts"))
+            pipe.hlen(self._part(campaign_id, "running"))
+            pipe.lrange(self._part(campaign_id, "errors"), 0, MAX_RECENT_ERRORS - 1)
+            meta, counts, running, errors = await pipe.execute()
+        status, done, started, finished = meta
+        if status is None:
+            return None
+        return CampaignState(
+            status=_text(status),  # type: ignore[arg-type]
+            done=int(done or 0),
+            started_at=_time(started),
+            finished_at=_time(finished),
+            counts={_text(k): int(v) for k, v in counts.items()},
+            running=int(running),
+            recent_errors=[MatchSummary.model_validate_json(e) for e in errors],
+        )
+
+    async def status(self, campaign_id: str) -> CampaignStatus | None:
+        async with arena_errors("reading a campaign's status"):
+            raw = await self._clients.commands.hget(self._keys.campaign(campaign_id), "status")
+        return _text(raw) if raw else None  # type: ignore[return-value]
+
+    async def cancel(self, campaign_id: str) -> CampaignStatus | None:
+        async with arena_errors("canceling a campaign"):
+            raw = await self._cancel(keys=[self._keys.campaign(campaign_id)])
+        return _text(raw) if raw else None  # type: ignore[return-value]
+
+    async def mark_running(self, job: MatchJob, info: str) -> int:
+        keys = [
+            self._keys.campaign(job.campaign_id),
+            self._part(job.campaign_id, "running"),
+            self._part(job.campaign_id, "attempts"),
+        ]
+        async with arena_errors("marking a match as running"):
+            attempts = await self._mark_running(
+                keys=keys, args=[job.match_id, info, datetime.now(UTC).isoformat()]
+            )
+        return int(attempts)
+
+    async def record(self, record: MatchRecord, *, max_tokens: int | None) -> bool:
+        campaign_id = record.campaign_id
+        summary = record.summary
+        keys = [
+            self._keys.campaign(campaign_id),
+            *(
+                self._part(campaign_id, part)
+                for part in (
+                    "results",
+                    "summaries",
+                    "order",
+                    "counts",
+                    "errors",
+                    "running",
+                    "attempts",
+                    "slots",
+                )
+            ),
+            self._keys.campaigns,
+        ]
+        args: list[str | int] = [
+            summary.match_id,
+            record.model_dump_json(),
+            summary.model_dump_json(),
+            summary.index,
+            datetime.now(UTC).isoformat(),
+            1 if summary.outcome == "error" else 0,
+            max_tokens or 0,
+            MAX_RECENT_ERRORS,
+            self._ttl_s,
+        ]
+        for field, value in count_increments(record).items():
+            args += [field, value]
+        async with arena_errors("storing a match result"):
+            written = await self._record(keys=keys, args=args)
+        return int(written) == 1
+
+    async def has_record(self, campaign_id: str, match_id: str) -> bool:
+        async with arena_errors("checking a match result"):
+            return bool(await self._clients.commands.hexists(self._part(campaign_id, "results"), match_id))
+
+    async def get_record(self, campaign_id: str, match_id: str) -> MatchRecord | None:
+        async with arena_errors("reading a match result"):
+            raw = await self._clients.commands.hget(self._part(campaign_id, "results"), match_id)
+        return MatchRecord.model_validate_json(raw) if raw else None
+
+    async def summaries(self, campaign_id: str, offset: int, limit: int) -> tuple[list[MatchSummary], int]:
+        async with arena_errors("listing a campaign's matches"):
+            redis = self._clients.commands
+            order = self._part(campaign_id, "order")
+            total = int(await redis.zcard(order))
+            ids = (
+                [_text(i) for i in await redis.zrange(order, offset, offset + limit - 1)] if limit > 0 else []
+            )
+            raws = await redis.hmget(self._part(campaign_id, "summaries"), ids) if ids else []
+        return [MatchSummary.model_validate_json(r) for r in raws if r], total
+
+    def _slot_keys(self, job: MatchJob, slots: SlotRequest | None = None) -> list[str]:
+        keys = [self._keys.campaign_slots(job.campaign_id)]
+        if slots is None or slots.defender_cap is not None:
+            keys.append(self._keys.campaign_slots(job.campaign_id, job.cell.defender))
+        return keys
+
+    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> bool:
+        keys = self._slot_keys(job, slots)
+        caps = [slots.campaign_cap] + ([slots.defender_cap] if slots.defender_cap is not None else [])
+        async with arena_errors("taking a concurrency lease"):
+            taken = await self._acquire(keys=keys, args=[job.match_id, int(lease_s * 1000), *caps])
+        return int(taken) == 1
+
+    async def renew_slots(self, job: MatchJob, lease_s: float) -> None:
+        async with arena_errors("renewing a concurrency lease"):
+            await self._renew(keys=self._slot_keys(job), args=[job.match_id, int(lease_s * 1000)])
+
+    async def release_slots(self, job: MatchJob) -> None:
+        async with arena_errors("releasing a concurrency lease"):
+            pipe = self._clients.commands.pipeline(transaction=False)
+            for key in self._slot_keys(job):
+                pipe.zrem(key, job.match_id)
+            await pipe.execute()
+
+    async def enqueue_progress(self, campaign_id: str) -> int | None:
+        async with arena_errors("reading a campaign's queue progress"):
+            raw = await self._clients.commands.hget(self._keys.campaign(campaign_id), "enqueued")
+        return int(raw) if raw is not None else None
+
+    async def set_enqueue_progress(self, campaign_id: str, queued: int) -> None:
+        async with arena_errors("recording a campaign's queue progress"):
+            await self._clients.commands.hset(self._keys.campaign(campaign_id), "enqueued", queued)
+
+    async def lock_enqueue(self, campaign_id: str, owner: str, ttl_s: float) -> bool:
+        key = self._part(campaign_id, "enqueue")
+        async with arena_errors("locking a campaign's queueing"):
+            taken = await self._lock(keys=[key], args=[owner, int(ttl_s * 1000)])
+        return int(taken) == 1
+
+    async def unlock_enqueue(self, campaign_id: str, owner: str) -> None:
+        key = self._part(campaign_id, "enqueue")
+        async with arena_errors("unlocking a campaign's queueing"):
+            await self._unlock(keys=[key], args=[owner])
+
+    async def problem(self) -> str | None:
+        return await self._clients.problem()
+
+    async def close(self) -> None:
+        await self._clients.close()
+
+
+__all__ = ["RedisCampaignStore"]

@@ -1,0 +1,157 @@
+"""The match queue on a Redis Stream with one consumer group for every replica.
+
+* ``enqueue``: ``XADD`` in a MULTI transaction per batch.
+* ``receive``: ``XREADGROUP ... >`` (new entries only), blocking.
+* ``keep_alive``: ``XCLAIM ... JUSTID`` of the consumer's own entries, which
+  resets their idle time, so a long match is never taken from a live worker.
+* ``reclaim``: ``XAUTOCLAIM`` of entries idle longer than the visibility
+  timeout: their worker stopped sending keep-alives (it died).
+* ``ack``: ``XACK`` + ``XDEL`` (acknowledged entries are not kept).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from redis.exceptions import ResponseError
+
+from arena_core.redis_state import RedisClients
+from arena_core.redis_state.connection import arena_errors
+from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
+from arena_orchestrator.match_queue import Delivery, QueuedMatch
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _delivery(entry_id: Any, fields: dict[Any, Any]) -> Delivery | None:
+    values = {_text(k): _text(v) for k, v in fields.items()}
+    try:
+        context = json.loads(values.get("t", "{}"))
+        match = QueuedMatch(
+            campaign_id=values["c"],
+            index=int(values["i"]),
+            trace_context={str(k): str(v) for k, v in context.items()} if isinstance(context, dict) else {},
+        )
+    except (KeyError, ValueError):
+        return None
+    return Delivery(_text(entry_id), match)
+
+
+class RedisMatchQueue:
+    """A :class:`~arena_orchestrator.match_queue.MatchQueue` shared through Redis."""
+
+    def __init__(self, clients: RedisClients) -> None:
+        self._clients = clients
+        self._stream = clients.keys.match_queue
+        self._group_ready = False
+
+    async def _ensure_group(self) -> None:
+        if self._group_ready:
+            return
+        async with arena_errors("creating the match queue"):
+            try:
+                await self._clients.commands.xgroup_create(
+                    self._stream, MATCH_QUEUE_GROUP, id="0", mkstream=True
+                )
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+        self._group_ready = True
+
+    async def enqueue(self, matches: Sequence[QueuedMatch]) -> None:
+        await self._ensure_group()
+        async with arena_errors("queueing matches"):
+            pipe = self._clients.commands.pipeline(transaction=True)
+            for match in matches:
+                pipe.xadd(
+                    self._stream,
+                    {"c": match.campaign_id, "i": str(match.index), "t": json.dumps(match.trace_context)},
+                )
+            await pipe.execute()
+
+    async def receive(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
+        await self._ensure_group()
+        async with arena_errors("reading the match queue"):
+            try:
+                response = await self._clients.blocking.xreadgroup(
+                    MATCH_QUEUE_GROUP, consumer, {self._stream: ">"}, count=count, block=block_ms
+                )
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                # The stream was deleted (e.g. FLUSHDB): create the group again next time.
+                self._group_ready = False
+                return []
+        return self._deliveries(response)
+
+    def _deliveries(self, response: Any) -> list[Delivery]:
+        found: list[Delivery] = []
+        for _stream, entries in response or []:
+            for entry_id, fields in entries:
+                delivery = _delivery(entry_id, fields or {})
+                if delivery is not None:
+                    found.append(delivery)
+        return found
+
+    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[Delivery]:
+        await self._ensure_group()
+        async with arena_errors("reclaiming matches"):
+            response = await self._clients.commands.xautoclaim(
+                self._stream,
+                MATCH_QUEUE_GROUP,
+                consumer,
+                min_idle_time=min_idle_ms,
+                start_id="0-0",
+                count=count,
+            )
+        # [next start id, [(id, fields)...], [deleted ids]]
+        claimed = response[1] if len(response) > 1 else []
+        deleted = response[2] if len(response) > 2 else []
+        found = []
+        broken = [_text(i) for i in deleted]
+        for entry_id, fields in claimed:
+            delivery = _delivery(entry_id, fields or {})
+            if delivery is None:
+                broken.append(_text(entry_id))
+            else:
+                found.append(delivery)
+        if broken:
+            # Entries that are gone or unreadable can never be played; drop them from the PEL.
+            await self.ack(broken)
+        return found
+
+    async def keep_alive(self, consumer: str, delivery_ids: Sequence[str]) -> None:
+        if not delivery_ids:
+            return
+        async with arena_errors("renewing match deliveries"):
+            await self._clients.commands.xclaim(
+                self._stream,
+                MATCH_QUEUE_GROUP,
+                consumer,
+                min_idle_time=0,
+                message_ids=list(delivery_ids),
+                justid=True,
+            )
+
+    async def ack(self, delivery_ids: Sequence[str]) -> None:
+        if not delivery_ids:
+            return
+        async with arena_errors("acknowledging matches"):
+            pipe = self._clients.commands.pipeline(transaction=True)
+            pipe.xack(self._stream, MATCH_QUEUE_GROUP, *delivery_ids)
+            pipe.xdel(self._stream, *delivery_ids)
+            await pipe.execute()
+
+    async def depth(self) -> int:
+        async with arena_errors("measuring the match queue"):
+            return int(await self._clients.commands.xlen(self._stream))
+
+    async def close(self) -> None:
+        return None
+
+
+__all__ = ["RedisMatchQueue"]

@@ -1,0 +1,366 @@
+"""The campaign worker: takes matches from the queue and has attackers play them.
+
+Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
+``concurrency`` matches at once (asyncio tasks). For each delivery:
+
+1. rebuild the job from the campaign spec (the queue carries only an index);
+2. skip it if it already has a record (a redelivery), record it ``canceled``
+   or ``skipped`` if the campaign was canceled or ran out of token budget;
+3. wait for a concurrency lease (campaign-wide and per defender, shared by all
+   replicas through the store);
+4. play it through the :class:`~arena_orchestrator.match_player.MatchPlayer`,
+   retrying infrastructure failures with exponential backoff, then recording
+   them as errors (an error is neither a win nor a defence);
+5. store the record (idempotent), then acknowledge the delivery.
+
+A keep-alive loop renews the deliveries and leases of running matches and
+stops matches whose campaign was canceled (the attacker's task is canceled
+too). A maintenance loop reclaims deliveries that a dead worker left idle
+beyond the visibility timeout, and finishes queueing campaigns whose submitter
+died. On shutdown the worker stops taking work, gives running matches
+``shutdown_grace_s`` to finish, then abandons the rest unacknowledged, so
+another replica (or this one, restarted) plays them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from arena_core.errors import ArenaError, ModelUnavailableError, TargetError
+from arena_core.match_models import MatchResult
+from arena_core.redis_state import StateUnavailableError
+from arena_orchestrator.campaign_models import Campaign, Disposition, MatchJob, MatchRecord, MatchSummary
+from arena_orchestrator.campaign_service import CampaignService
+from arena_orchestrator.campaign_store import SlotRequest
+from arena_orchestrator.expansion import defender_caps, job_for
+from arena_orchestrator.match_player import MatchPlayer, error_result
+from arena_orchestrator.match_queue import Delivery
+
+logger = logging.getLogger(__name__)
+
+RETRYABLE_RESULT_KINDS = frozenset({"target_unreachable", "model_unavailable", "state_unavailable"})
+"""Error kinds in a result that say the infrastructure failed, not the match: worth another try."""
+
+MAX_BACKOFF_S = 60.0
+SLOT_WAIT_S = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """How a worker behaves. See ``ARENA_ORCHESTRATOR_*`` in deploy/.env.example."""
+
+    concurrency: int = 16
+    visibility_timeout_s: float = 60.0
+    match_attempts: int = 3
+    retry_backoff_s: float = 2.0
+    block_ms: int = 1000
+    shutdown_grace_s: float = 10.0
+
+    @property
+    def keep_alive_s(self) -> float:
+        """How often running deliveries and leases are renewed: well inside the timeout."""
+        return max(0.2, self.visibility_timeout_s / 4)
+
+
+def consumer_name() -> str:
+    """A name for this worker in the consumer group: host, pid and a random suffix."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+@dataclass
+class _Running:
+    delivery: Delivery
+    job: MatchJob | None = None
+    task: asyncio.Task[None] | None = None
+    play: asyncio.Task[MatchResult] | None = None
+    canceled: bool = False
+
+
+class CampaignWorker:
+    """Plays queued matches until :meth:`stop` is called."""
+
+    def __init__(
+        self,
+        service: CampaignService,
+        player: MatchPlayer,
+        config: WorkerConfig,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self._service = service
+        self._store = service.store
+        self._queue = service.queue
+        self._player = player
+        self._config = config
+        self.name = name or consumer_name()
+        self._running: dict[str, _Running] = {}
+        self._campaigns: OrderedDict[str, Campaign] = OrderedDict()
+        self._stopping = asyncio.Event()
+        self._slots_free = asyncio.Event()
+
+    @property
+    def active(self) -> int:
+        """Matches held right now."""
+        return len(self._running)
+
+    def stop(self) -> None:
+        """Stop taking new matches; :meth:`run` then drains and returns."""
+        self._stopping.set()
+        self._slots_free.set()
+
+    async def run(self) -> None:
+        """Take and play matches until stopped; then drain (see the module doc)."""
+        background = [
+            asyncio.create_task(self._keep_alive_loop(), name="keep-alive"),
+            asyncio.create_task(self._maintenance_loop(), name="maintenance"),
+        ]
+        try:
+            while not self._stopping.is_set():
+                free = self._config.concurrency - len(self._running)
+                if free <= 0:
+                    self._slots_free.clear()
+                    await self._slots_free.wait()
+                    continue
+                try:
+                    deliveries = await self._queue.receive(self.name, free, self._config.block_ms)
+                except StateUnavailableError as exc:
+                    logger.warning("match queue unavailable: %s", exc)
+                    await self._pause(1.0)
+                    continue
+                for delivery in deliveries:
+                    self._start(delivery)
+        finally:
+            await self._drain()
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+
+    def _start(self, delivery: Delivery) -> None:
+        if delivery.delivery_id in self._running:
+            return
+        running = _Running(delivery)
+        self._running[delivery.delivery_id] = running
+        running.task = asyncio.create_task(self._handle(running), name=f"match-{delivery.delivery_id}")
+
+    async def _drain(self) -> None:
+        tasks = [r.task for r in self._running.values() if r.task is not None]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=self._config.shutdown_grace_s)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _campaign(self, campaign_id: str) -> Campaign | None:
+        campaign = self._campaigns.get(campaign_id)
+        if campaign is None:
+            campaign = await self._store.get(campaign_id)
+            if campaign is None:
+                return None
+            self._campaigns[campaign_id] = campaign
+            while len(self._campaigns) > 256:
+                self._campaigns.popitem(last=False)
+        return campaign
+
+    async def _handle(self, running: _Running) -> None:
+        delivery = running.delivery
+        try:
+            campaign = await self._campaign(delivery.match.campaign_id)
+            if campaign is None or not 0 <= delivery.match.index < campaign.total:
+                # Expired or unknown: nothing can ever be recorded for it.
+                await self._queue.ack([delivery.delivery_id])
+                return
+            job = job_for(campaign, delivery.match.index, delivery.match.trace_context)
+            running.job = job
+            if not await self._store.has_record(job.campaign_id, job.match_id):
+                await self._play_and_record(campaign, job, running)
+            await self._queue.ack([delivery.delivery_id])
+        except asyncio.CancelledError:
+            # Shutdown or a lost store: the delivery stays pending and is reclaimed elsewhere.
+            raise
+        except StateUnavailableError as exc:
+            logger.warning("match %s handed back, state unavailable: %s", delivery.delivery_id, exc)
+        finally:
+            self._running.pop(delivery.delivery_id, None)
+            self._slots_free.set()
+
+    async def _play_and_record(self, campaign: Campaign, job: MatchJob, running: _Running) -> None:
+        spec = campaign.spec
+        slots = SlotRequest(
+            campaign_cap=spec.concurrency,
+            defender=job.cell.defender,
+            defender_cap=defender_caps(spec).get(job.cell.defender),
+        )
+        lease_s = self._config.visibility_timeout_s
+        while True:
+            status = await self._store.status(job.campaign_id)
+            if status in ("canceled", "budget_exhausted"):
+                disposition: Disposition = "canceled" if status == "canceled" else "skipped"
+                await self._record(campaign, job, None, disposition, attempts=0)
+                return
+            if status is None:
+                return
+            if await self._store.acquire_slots(job, slots, lease_s):
+                break
+            await self._pause(SLOT_WAIT_S)
+            if self._stopping.is_set():
+                raise asyncio.CancelledError
+        try:
+            result, attempts = await self._play_with_retries(job, running)
+            if running.canceled:
+                await self._record(campaign, job, None, "canceled", attempts=attempts)
+            else:
+                await self._record(campaign, job, result, "played", attempts=attempts)
+        finally:
+            with contextlib.suppress(StateUnavailableError):
+                await self._store.release_slots(job)
+
+    async def _play_with_retries(self, job: MatchJob, running: _Running) -> tuple[MatchResult | None, int]:
+        attempts = 0
+        info = json.dumps({"worker": self.name, "attacker": job.attacker_url, "since": _now().isoformat()})
+        while True:
+            if running.canceled:
+                return None, attempts
+            attempt = await self._store.mark_running(job, info)
+            attempts += 1
+            started = _now()
+            retryable = False
+            running.play = asyncio.create_task(self._player.play(job), name=f"play-{job.match_id}")
+            try:
+                async with asyncio.timeout(job.timeout_s):
+                    result = await running.play
+                retryable = result.outcome == "error" and result.error_kind in RETRYABLE_RESULT_KINDS
+            except TimeoutError:
+                message = f"the match did not finish within {job.timeout_s:g} s (match_timeout_s)"
+                return error_result(job, "match_timeout", message, started), attempts
+            except asyncio.CancelledError:
+                if running.canceled:
+                    return None, attempts
+                raise
+            except ArenaError as exc:
+                # Raised, not reported: the attacker itself (or the state) failed, not the match.
+                result = error_result(job, exc.kind, exc.message, started)
+                retryable = isinstance(exc, TargetError | StateUnavailableError | ModelUnavailableError)
+            finally:
+                running.play = None
+            if running.canceled:
+                return None, attempts
+            # ``attempt`` counts tries by every worker, so a match that kills workers ends too.
+            if not retryable or attempt >= self._config.match_attempts:
+                return result, attempts
+            delay = min(MAX_BACKOFF_S, self._config.retry_backoff_s * 2 ** (attempt - 1))
+            logger.info(
+                "match %s: %s (%s); try %d of %d failed, next in %.1f s",
+                job.match_id,
+                result.error_kind,
+                result.error,
+                attempt,
+                self._config.match_attempts,
+                delay,
+            )
+            await self._pause(delay)
+            if self._stopping.is_set():
+                raise asyncio.CancelledError
+
+    async def _record(
+        self,
+        campaign: Campaign,
+        job: MatchJob,
+        result: MatchResult | None,
+        disposition: Disposition,
+        *,
+        attempts: int,
+    ) -> None:
+        usage = (result.attacker_usage + result.defender_usage) if result else None
+        summary = MatchSummary(
+            match_id=job.match_id,
+            index=job.index,
+            repetition=job.repetition,
+            cell=job.cell,
+            disposition=disposition,
+            outcome=result.outcome if result else None,
+            turns_used=result.turns_used if result else 0,
+            duration_ms=result.duration_ms if result else 0.0,
+            tokens=usage.total_tokens if usage else 0,
+            error=result.error if result else None,
+            error_kind=result.error_kind if result else None,
+            attempts=attempts,
+            trace_id=job.trace_context.get("trace_id"),
+            finished_at=_now(),
+        )
+        record = MatchRecord(
+            campaign_id=job.campaign_id,
+            summary=summary,
+            result=result,
+            attacker_url=job.attacker_url,
+            worker=self.name,
+        )
+        written = await self._store.record(record, max_tokens=campaign.spec.budget.max_tokens)
+        if not written:
+            logger.info("match %s already had a record; this one was discarded", job.match_id)
+
+    async def _keep_alive_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._config.keep_alive_s)
+            try:
+                await self._keep_alive()
+            except StateUnavailableError as exc:
+                logger.warning("keep-alive failed: %s", exc)
+
+    async def _keep_alive(self) -> None:
+        held = list(self._running.values())
+        if not held:
+            return
+        await self._queue.keep_alive(self.name, [r.delivery.delivery_id for r in held])
+        statuses: dict[str, str | None] = {}
+        for running in held:
+            job = running.job
+            if job is None:
+                continue
+            await self._store.renew_slots(job, self._config.visibility_timeout_s)
+            if job.campaign_id not in statuses:
+                statuses[job.campaign_id] = await self._store.status(job.campaign_id)
+            if statuses[job.campaign_id] == "canceled" and not running.canceled:
+                running.canceled = True
+                self._cancel_play(running)
+
+    def _cancel_play(self, running: _Running) -> None:
+        # Cancels only the attacker call (which cancels the attacker's task);
+        # _play_with_retries sees ``canceled`` and the match is recorded as canceled.
+        if running.play is not None:
+            running.play.cancel()
+
+    async def _maintenance_loop(self) -> None:
+        interval = max(0.5, self._config.visibility_timeout_s / 2)
+        while True:
+            try:
+                await self._service.resume_queueing()
+                free = self._config.concurrency - len(self._running)
+                if free > 0 and not self._stopping.is_set():
+                    min_idle_ms = int(self._config.visibility_timeout_s * 1000)
+                    for delivery in await self._queue.reclaim(self.name, min_idle_ms, free):
+                        logger.info("reclaimed match %s from a silent worker", delivery.match)
+                        self._start(delivery)
+            except StateUnavailableError as exc:
+                logger.warning("maintenance pass failed: %s", exc)
+            await asyncio.sleep(interval)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+__all__ = ["RETRYABLE_RESULT_KINDS", "CampaignWorker", "WorkerConfig", "consumer_name"]
