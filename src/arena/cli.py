@@ -156,6 +156,17 @@ def serve_attacker_command(
     serve_attacker(_settings(), host=host, port=port)
 
 
+@serve_app.command("orchestrator")
+def serve_orchestrator_command(
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8080,
+) -> None:
+    """Serve the orchestrator: REST API (/v1, /openapi.json), dashboard (/dashboard) and a worker."""
+    from arena_orchestrator import serve_orchestrator
+
+    serve_orchestrator(_settings(), host=host, port=port)
+
+
 @serve_app.command("model")
 def serve_model_command(
     host: HostOpt = "127.0.0.1",
@@ -435,6 +446,16 @@ def _print_error(message: str) -> None:
 def _fail(message: str, code: int) -> NoReturn:
     _print_error(message)
     sys.exit(code)
+
+
+def _register_campaign_commands() -> None:
+    from arena.campaign_cli import campaign_app, report
+
+    app.add_typer(campaign_app, name="campaign")
+    app.command()(report)
+
+
+_register_campaign_commands()
 
 
 def main() -> None:

@@ -85,11 +85,16 @@ class LocalServices:
         *,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        name: str | None = None,
+        port: int | None = None,
     ) -> ServiceProcess:
-        """Start ``arena serve KIND`` on a free loopback port."""
-        port = free_port()
+        """Start ``arena serve KIND`` on ``port`` (default: a free loopback port).
+
+        ``name`` tells replicas apart: it names the log file (default: ``KIND``).
+        """
+        port = port or free_port()
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = self._log_dir / f"{kind}.log"
+        log_path = self._log_dir / f"{name or kind}.log"
         child_env = {**self._env, **(env or {}), "PYTHONUNBUFFERED": "1"}
         child_env.pop("ARENA_PUBLIC_URL", None)
         command = [
@@ -104,7 +109,7 @@ class LocalServices:
             str(port),
             *extra_args,
         ]
-        with log_path.open("wb") as log:
+        with log_path.open("ab") as log:
             process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
                 command,
                 stdin=subprocess.DEVNULL,
@@ -113,7 +118,7 @@ class LocalServices:
                 env=child_env,
                 start_new_session=True,
             )
-        service = ServiceProcess(kind, f"http://{LOOPBACK}:{port}", process, log_path)
+        service = ServiceProcess(name or kind, f"http://{LOOPBACK}:{port}", process, log_path)
         self.services.append(service)
         return service
 

@@ -25,10 +25,10 @@ EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
 
 DEFAULT_PHRASE = "I Give Up"
 
-TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"
+TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"  # noqa: S105 - a variable-name prefix, not a secret
 """Variables holding per-target bearer tokens; only these may be named by a campaign."""
 
-TARGET_TOKEN_ENV_PATTERN = r"^ARENA_TARGET_TOKEN_[A-Z0-9_]{1,64}$"
+TARGET_TOKEN_ENV_PATTERN = r"^ARENA_TARGET_TOKEN_[A-Z0-9_]{1,64}$"  # noqa: S105 - a name pattern
 
 Side = Literal["defender", "attacker", "judge"]
 
@@ -248,10 +248,10 @@ __all__ = [
     "DEFAULT_PHRASE",
     "EMBEDDED_MODEL_BASE_URL",
     "EMBEDDED_MODEL_ID",
-    "ArenaSettings",
-    "ModelConfig",
     "TARGET_TOKEN_ENV_PATTERN",
     "TARGET_TOKEN_PREFIX",
+    "ArenaSettings",
+    "ModelConfig",
     "Side",
     "load_settings",
     "normalise_model_id",

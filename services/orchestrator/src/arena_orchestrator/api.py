@@ -9,18 +9,18 @@ content type, 422 malformed parameters, 503 shared state unavailable.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.errors import ArenaError
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService
-from arena_orchestrator.reports import render_report
-from arena_orchestrator.spec_loader import CampaignSpecError, load_campaign_spec, parse_campaign_object
+from arena_orchestrator.reports import MEDIA_TYPES, render_html, render_report
+from arena_orchestrator.spec_loader import CampaignSpecError, load_campaign_spec
 
 CAMPAIGN_ID_PATTERN = r"^c-[0-9a-f]{16}$"
 MATCH_ID_PATTERN = r"^c-[0-9a-f]{16}-m[0-9]{6,}$"
@@ -124,6 +124,10 @@ CampaignId = Annotated[str, Path(pattern=CAMPAIGN_ID_PATTERN, description="A cam
 MatchId = Annotated[str, Path(pattern=MATCH_ID_PATTERN, description="A match id, <campaign id>-m<index>")]
 
 
+def _relative_match_url(match_id: str) -> str:
+    return f"../../matches/{quote(match_id, safe='')}"
+
+
 def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRouter:
     """The ``/v1`` routes over ``service``."""
     router = APIRouter(prefix="/v1", responses=_ERRORS)
@@ -141,11 +145,8 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
         media_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         body = await _read_body(request, max_spec_bytes)
         if media_type == "application/json":
-            try:
-                data = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise InvalidInputError(f"the body is not valid JSON: {exc}") from exc
-            spec = parse_campaign_object(data, source="request body")
+            # Parsed by the spec loader too: problems get line numbers, duplicate keys are caught.
+            spec = load_campaign_spec(body, source="request.json", max_bytes=max_spec_bytes)
         elif media_type in YAML_TYPES:
             spec = load_campaign_spec(body, source="request body", max_bytes=max_spec_bytes)
         else:
@@ -206,7 +207,11 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
         """HTML (self-contained page), JSON (docs/report-schema.json) or JUnit XML (a failure per
         defender x objective whose attack success rate is above ``fail_above``)."""
         report = await service.report(campaign_id, fail_above=fail_above)
-        body, media_type = render_report(report, format)
+        if format == "html":
+            # Relative links keep a reverse proxy's path prefix: .../campaigns/{id}/report -> .../matches/{m}.
+            body, media_type = render_html(report, match_url=_relative_match_url), MEDIA_TYPES["html"]
+        else:
+            body, media_type = render_report(report, format)
         return Response(body, media_type=media_type)
 
     @router.get("/matches/{match_id}", response_model=MatchRecord, summary="A finished match")

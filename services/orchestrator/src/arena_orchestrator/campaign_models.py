@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome
@@ -169,6 +169,9 @@ class DefenderProgress(_Model):
 class CampaignProgress(_Model):
     """A campaign now: status, counts, rates per cell and per defender, tokens, ETA."""
 
+    # ``finished`` is computed: it is in the JSON, and ignored when the JSON is read back.
+    model_config = ConfigDict(extra="ignore")
+
     id: str
     name: str
     status: CampaignStatus
@@ -188,6 +191,16 @@ class CampaignProgress(_Model):
     """The most recent matches that ended in an error (at most 20)."""
     eta_s: float | None = None
     """Estimated seconds to completion from the pace so far; None before the first result."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def finished(self) -> bool:
+        """True once the status is final and every match is accounted for.
+
+        A cancel makes the status ``canceled`` at once; the campaign is finished when the
+        workers have accounted for its remaining matches too.
+        """
+        return self.status in FINAL_STATUSES and self.done >= self.total
 
 
 class CampaignReport(_Model):

@@ -17,7 +17,6 @@ import uuid
 from datetime import UTC, datetime
 
 from arena_orchestrator.campaign_models import (
-    FINAL_STATUSES,
     Campaign,
     CampaignProgress,
     CampaignReport,
@@ -115,7 +114,9 @@ class CampaignService:
         resumed = 0
         for campaign_id in await self.store.list_ids(limit):
             status = await self.store.status(campaign_id)
-            if status is None or status in FINAL_STATUSES:
+            # Canceled and budget-exhausted campaigns still need every match queued:
+            # workers account for each one (as canceled or skipped).
+            if status is None or status == "completed":
                 continue
             campaign = await self.store.get(campaign_id)
             queued = await self.store.enqueue_progress(campaign_id)

@@ -93,7 +93,8 @@ class CampaignStore(Protocol):
         ...
 
     async def record(self, record: MatchRecord, *, max_tokens: int | None) -> bool:
-        """Store a match's record once. False when the match already had one (nothing changed).
+        """Store a match's record once. False when the match already had one: the record and
+        counters stay as they were, and the match is no longer counted as running.
 
         Updates counters; sets the campaign ``running`` on its first record,
         ``budget_exhausted`` when ``max_tokens`` is reached, and final

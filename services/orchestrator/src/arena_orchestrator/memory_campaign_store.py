@@ -97,7 +97,10 @@ class MemoryCampaignStore:
     async def record(self, record: MatchRecord, *, max_tokens: int | None) -> bool:
         entry = self._entries.get(record.campaign_id)
         match_id = record.summary.match_id
-        if entry is None or match_id in entry.records:
+        if entry is None:
+            return False
+        if match_id in entry.records:
+            entry.running.pop(match_id, None)  # a duplicate attempt is no longer running either
             return False
         entry.records[match_id] = record
         entry.running.pop(match_id, None)

@@ -32,7 +32,11 @@ from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, 
 #       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10.. increments as field, value pairs
 RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
+  -- A duplicate attempt (a redelivery) ends here; it is no longer running either.
+  redis.call('HDEL', KEYS[7], ARGV[1])
+  return 0
+end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[4], tonumber(ARGV[4]), ARGV[1])
 for i = 10, #ARGV, 2 do
@@ -117,6 +121,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
 
+# KEYS: 1 meta. ARGV: 1 matches queued so far. Only grows, only for a campaign that exists.
+SET_ENQUEUED = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local current = tonumber(redis.call('HGET', KEYS[1], 'enqueued') or '0')
+if tonumber(ARGV[1]) > current then redis.call('HSET', KEYS[1], 'enqueued', ARGV[1]) end
+return 1
+"""
+
 # KEYS: 1 meta. Cancel unless final.
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -153,6 +165,7 @@ class RedisCampaignStore:
         self._cancel = redis.register_script(CANCEL)
         self._mark_running = redis.register_script(MARK_RUNNING)
         self._lock = redis.register_script(LOCK)
+        self._set_enqueued = redis.register_script(SET_ENQUEUED)
         self._unlock = redis.register_script(UNLOCK)
 
     def _part(self, campaign_id: str, part: str) -> str:
@@ -327,7 +340,7 @@ class RedisCampaignStore:
 
     async def set_enqueue_progress(self, campaign_id: str, queued: int) -> None:
         async with arena_errors("recording a campaign's queue progress"):
-            await self._clients.commands.hset(self._keys.campaign(campaign_id), "enqueued", queued)
+            await self._set_enqueued(keys=[self._keys.campaign(campaign_id)], args=[queued])
 
     async def lock_enqueue(self, campaign_id: str, owner: str, ttl_s: float) -> bool:
         key = self._part(campaign_id, "enqueue")

@@ -22,6 +22,8 @@ from arena_core.redis_state.connection import arena_errors
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_orchestrator.match_queue import Delivery, QueuedMatch
 
+_MAX_RECLAIM_SCANS = 100
+
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
@@ -99,26 +101,32 @@ class RedisMatchQueue:
 
     async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[Delivery]:
         await self._ensure_group()
-        async with arena_errors("reclaiming matches"):
-            response = await self._clients.commands.xautoclaim(
-                self._stream,
-                MATCH_QUEUE_GROUP,
-                consumer,
-                min_idle_time=min_idle_ms,
-                start_id="0-0",
-                count=count,
-            )
-        # [next start id, [(id, fields)...], [deleted ids]]
-        claimed = response[1] if len(response) > 1 else []
-        deleted = response[2] if len(response) > 2 else []
-        found = []
-        broken = [_text(i) for i in deleted]
-        for entry_id, fields in claimed:
-            delivery = _delivery(entry_id, fields or {})
-            if delivery is None:
-                broken.append(_text(entry_id))
-            else:
-                found.append(delivery)
+        found: list[Delivery] = []
+        broken: list[str] = []
+        cursor = "0-0"
+        # XAUTOCLAIM scans a bounded slice of the pending list per call: follow its cursor
+        # so that dead deliveries behind many live ones are found too.
+        for _ in range(_MAX_RECLAIM_SCANS):
+            async with arena_errors("reclaiming matches"):
+                response = await self._clients.commands.xautoclaim(
+                    self._stream,
+                    MATCH_QUEUE_GROUP,
+                    consumer,
+                    min_idle_time=min_idle_ms,
+                    start_id=cursor,
+                    count=count - len(found),
+                )
+            # [next cursor, [(id, fields)...], [ids of deleted entries]]
+            cursor = _text(response[0])
+            broken += [_text(i) for i in (response[2] if len(response) > 2 else [])]
+            for entry_id, fields in response[1]:
+                delivery = _delivery(entry_id, fields or {})
+                if delivery is None:
+                    broken.append(_text(entry_id))
+                else:
+                    found.append(delivery)
+            if cursor == "0-0" or len(found) >= count:
+                break
         if broken:
             # Entries that are gone or unreadable can never be played; drop them from the PEL.
             await self.ack(broken)

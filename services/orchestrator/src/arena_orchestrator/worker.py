@@ -214,6 +214,10 @@ class CampaignWorker:
             if status is None:
                 return
             if await self._store.acquire_slots(job, slots, lease_s):
+                if await self._store.has_record(job.campaign_id, job.match_id):
+                    # Another worker recorded it while this one waited for a lease.
+                    await self._store.release_slots(job)
+                    return
                 break
             await self._pause(SLOT_WAIT_S)
             if self._stopping.is_set():
@@ -235,7 +239,7 @@ class CampaignWorker:
             if running.canceled:
                 return None, attempts
             attempt = await self._store.mark_running(job, info)
-            attempts += 1
+            attempts = attempt
             started = _now()
             retryable = False
             running.play = asyncio.create_task(self._player.play(job), name=f"play-{job.match_id}")

@@ -1,0 +1,824 @@
+// A2A Arena dashboard: campaigns, their cells and matches, and match transcripts.
+//
+// Plain JavaScript, no dependencies, no external resources. Everything the API
+// returns is treated as hostile (attacker and defender messages are written by
+// the attacker): it reaches the page only as text nodes and textContent, never
+// as markup, and links are built from encoded ids only.
+"use strict";
+
+(() => {
+  const FINAL_STATUSES = new Set(["completed", "canceled", "budget_exhausted"]);
+  // Final status and every match accounted for (the API's `finished`).
+  const isFinished = (p) => p.finished === true || (FINAL_STATUSES.has(p.status) && num(p.done) >= num(p.total));
+  const KNOWN_STATUSES = new Set(["queued", "running", "completed", "canceled", "budget_exhausted"]);
+  const KNOWN_OUTCOMES = new Set(["attacker_won", "defended", "attacker_refused", "error"]);
+  const POLL_MS = 1500;
+  const IDLE_POLL_MS = 10000; // the campaign list when every campaign is final
+  const MAX_BACKOFF_MS = 15000;
+  const REQUEST_TIMEOUT_MS = 15000;
+  const MATCH_PAGE_SIZE = 200;
+  const CONFIRM_WINDOW_MS = 4000;
+
+  // The API lives next to /dashboard (keeps a reverse proxy's path prefix).
+  const API_BASE = window.location.pathname.replace(/\/dashboard\/?$/, "").replace(/\/+$/, "");
+
+  const view = document.getElementById("view");
+  const crumbs = document.getElementById("crumbs");
+  const banner = document.getElementById("banner");
+  const live = document.getElementById("live");
+
+  let generation = 0; // bumped on every navigation; stale callbacks compare and give up
+  let timer = null;
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  /** An element with attributes and children; strings become text nodes. */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    if (attrs) {
+      for (const [key, value] of Object.entries(attrs)) {
+        if (value === null || value === undefined || value === false) continue;
+        if (key === "class") el.className = value;
+        else if (key === "testid") el.dataset.testid = value;
+        else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+        else el.setAttribute(key, value === true ? "" : String(value));
+      }
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      el.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+
+  function replaceChildren(el, ...children) {
+    el.replaceChildren();
+    return append(el, children);
+  }
+
+  /** Re-render ``container`` only when ``data`` changed since the last render. */
+  const lastRendered = new WeakMap();
+  function patch(container, data, render) {
+    const signature = JSON.stringify(data);
+    if (lastRendered.get(container) === signature) return;
+    lastRendered.set(container, signature);
+    replaceChildren(container, render(data));
+  }
+
+  function campaignHash(id) {
+    return "#/campaigns/" + encodeURIComponent(String(id));
+  }
+
+  function matchHash(id) {
+    return "#/matches/" + encodeURIComponent(String(id));
+  }
+
+  function reportUrl(id, format) {
+    return API_BASE + "/v1/campaigns/" + encodeURIComponent(String(id)) + "/report?format=" + format;
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  function num(value) {
+    const n = Number(value);
+    return Number.isFinite(n) ? n : 0;
+  }
+
+  function text(value, fallback = "—") {
+    return value === null || value === undefined || value === "" ? fallback : String(value);
+  }
+
+  function fmtInt(value) {
+    return Math.round(num(value)).toLocaleString("en-US");
+  }
+
+  function fmtPct(fraction) {
+    const rounded = Math.round(num(fraction) * 1000) / 10;
+    return (Number.isInteger(rounded) ? rounded.toFixed(0) : rounded.toFixed(1)) + "%";
+  }
+
+  function fmtDuration(ms) {
+    const total = num(ms);
+    if (total < 1000) return Math.round(total) + " ms";
+    const seconds = total / 1000;
+    if (seconds < 60) return seconds.toFixed(seconds < 10 ? 1 : 0) + " s";
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 60) return minutes + " min " + Math.round(seconds % 60) + " s";
+    return Math.floor(minutes / 60) + " h " + (minutes % 60) + " min";
+  }
+
+  function fmtTime(iso) {
+    if (!iso) return "—";
+    const date = new Date(String(iso));
+    if (Number.isNaN(date.getTime())) return String(iso);
+    return date.toLocaleString(undefined, {
+      year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit",
+    });
+  }
+
+  function tokenTotal(usage) {
+    if (!usage || typeof usage !== "object") return 0;
+    return num(usage.prompt_tokens) + num(usage.completion_tokens);
+  }
+
+  function humanize(value) {
+    return String(value).replace(/_/g, " ");
+  }
+
+  function outcomeLabel(outcome) {
+    switch (outcome) {
+      case "attacker_won": return "attacker won";
+      case "defended": return "defended";
+      case "attacker_refused": return "attacker refused";
+      case "error": return "error";
+      default: return text(outcome);
+    }
+  }
+
+  // ---------------------------------------------------------------- widgets
+
+  function statusBadge(status) {
+    const known = KNOWN_STATUSES.has(status) ? status : "unknown";
+    return h("span", { class: "badge status-" + known, testid: "status" }, humanize(text(status, "unknown")));
+  }
+
+  function outcomeBadge(summary) {
+    if (summary.disposition && summary.disposition !== "played") {
+      return h("span", { class: "badge outcome-none", testid: "outcome" }, humanize(summary.disposition));
+    }
+    const known = KNOWN_OUTCOMES.has(summary.outcome) ? summary.outcome : "none";
+    return h("span", { class: "badge outcome-" + known, testid: "outcome" }, outcomeLabel(summary.outcome));
+  }
+
+  function progressBar(done, total, running) {
+    const fraction = total > 0 ? Math.min(1, done / total) : 0;
+    const fill = h("span", { class: "bar-fill" });
+    fill.style.width = (fraction * 100).toFixed(2) + "%";
+    return h("div", { class: "progress" },
+      h("span", {
+        class: "bar", role: "progressbar", "aria-label": "matches accounted for",
+        "aria-valuemin": 0, "aria-valuemax": total, "aria-valuenow": done,
+      }, fill),
+      h("span", { class: "progress-text" },
+        h("span", { testid: "done" }, String(done)), " / ", h("span", { testid: "total" }, String(total)),
+        running > 0 ? h("span", { class: "muted", testid: "running" }, " · " + running + " running") : null));
+  }
+
+  /** The attack success rate, its 95% Wilson interval as a bar, and wins/trials. */
+  function asrView(asr) {
+    const wins = num(asr && asr.wins);
+    const trials = num(asr && asr.trials);
+    const hasRate = asr && asr.rate !== null && asr.rate !== undefined;
+    const low = num(asr && asr.low);
+    const high = asr && asr.high !== undefined ? num(asr.high) : 1;
+    const range = h("span", { class: "ci-range" });
+    range.style.left = (low * 100).toFixed(2) + "%";
+    range.style.width = (Math.max(0, high - low) * 100).toFixed(2) + "%";
+    let mark = null;
+    if (hasRate) {
+      mark = h("span", { class: "ci-mark" });
+      mark.style.left = (num(asr.rate) * 100).toFixed(2) + "%";
+    }
+    const title = trials > 0
+      ? `${wins} won of ${trials} decided; 95% Wilson interval ${fmtPct(low)}–${fmtPct(high)}`
+      : "no decided matches yet";
+    return h("span", { class: "asr", testid: "asr", title },
+      h("span", { class: "asr-rate" + (hasRate ? "" : " muted"), testid: "asr-rate" },
+        hasRate ? fmtPct(asr.rate) : "—"),
+      h("span", { class: "ci" + (trials > 0 ? "" : " ci-empty"), "aria-hidden": "true" }, range, mark),
+      h("span", { class: "asr-detail" },
+        h("span", { testid: "asr-interval" }, fmtPct(low) + "–" + fmtPct(high)),
+        h("span", { class: "muted", testid: "asr-n" }, " · " + wins + "/" + trials)));
+  }
+
+  function table(headers, rows, options = {}) {
+    return h("div", { class: "table-wrap" },
+      h("table", { class: "grid " + (options.className || ""), testid: options.testid },
+        h("thead", null, h("tr", null, headers.map(([label, cls]) => h("th", { class: cls, scope: "col" }, label)))),
+        h("tbody", null, rows)));
+  }
+
+  function emptyState(message, detail) {
+    return h("div", { class: "empty" }, h("p", null, message), detail ? h("p", { class: "muted" }, detail) : null);
+  }
+
+  function loading() {
+    return h("div", { class: "empty muted" }, "Loading…");
+  }
+
+  function fact(label, value, testid) {
+    return [h("dt", null, label), h("dd", { testid }, value instanceof Node ? value : text(value))];
+  }
+
+  function card(title, body, testid) {
+    return h("section", { class: "card", testid }, h("h3", null, title), body);
+  }
+
+  function section(title, body, extra) {
+    return h("section", { class: "panel" },
+      h("div", { class: "panel-head" }, h("h2", null, title), extra || null),
+      body);
+  }
+
+  /** Labelled outcome chips: won and defended always, the rest when not zero. */
+  function countsLine(counts) {
+    const c = counts || {};
+    const notPlayed = num(c.canceled) + num(c.skipped);
+    const chip = (cls, value, label, testid) =>
+      h("span", { class: "count " + cls, testid }, h("strong", null, fmtInt(value)), " " + label);
+    return h("span", { class: "counts" },
+      chip("won", c.attacker_won, "won", "won"),
+      chip("defended", c.defended, "defended", "defended"),
+      num(c.attacker_refused) ? chip("refused", c.attacker_refused, "refused", "refused") : null,
+      num(c.error) ? chip("error", c.error, num(c.error) === 1 ? "error" : "errors", "errors") : null,
+      notPlayed ? chip("none", notPlayed, "not played", "not-played") : null);
+  }
+
+  // ---------------------------------------------------------------- chrome
+
+  function setCrumbs(items) {
+    replaceChildren(crumbs, items.map(([label, href], index) => [
+      index > 0 ? h("span", { class: "sep", "aria-hidden": "true" }, "/") : null,
+      href ? h("a", { href }, label) : h("span", { class: "current", "aria-current": "page" }, label),
+    ]));
+  }
+
+  function setLive(on) {
+    live.hidden = !on;
+  }
+
+  function showBanner(message) {
+    banner.textContent = message;
+    banner.hidden = false;
+  }
+
+  function clearBanner() {
+    banner.hidden = true;
+    banner.textContent = "";
+  }
+
+  function mount(...children) {
+    replaceChildren(view, children);
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, kind, message, problems) {
+      super(message);
+      this.status = status;
+      this.kind = kind;
+      this.problems = problems;
+    }
+
+    /** 4xx other than timeouts and rate limits: retrying will not help. */
+    get permanent() {
+      return this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429;
+    }
+  }
+
+  async function api(path, init = {}) {
+    let response;
+    try {
+      response = await fetch(API_BASE + path, {
+        cache: "no-store",
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        ...init,
+      });
+    } catch (err) {
+      throw new ApiError(0, "network", "cannot reach the orchestrator (" + (err && err.name ? err.name : "error") + ")", []);
+    }
+    const raw = await response.text();
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch (_err) {
+      body = null;
+    }
+    if (!response.ok) {
+      const error = body && typeof body.error === "object" && body.error ? body.error : {};
+      throw new ApiError(
+        response.status,
+        text(error.kind, "http_" + response.status),
+        text(error.message, "HTTP " + response.status),
+        Array.isArray(error.problems) ? error.problems : [],
+      );
+    }
+    if (body === null || typeof body !== "object") {
+      throw new ApiError(response.status, "bad_response", "the orchestrator answered with something other than JSON", []);
+    }
+    return body;
+  }
+
+  /** A problem of an error body: a string, or {location, line, message}. */
+  function problemText(problem) {
+    if (typeof problem === "string") return problem;
+    if (problem && typeof problem === "object" && problem.message !== undefined) {
+      const where = [problem.location, problem.line === null || problem.line === undefined ? null : "line " + problem.line]
+        .filter((part) => part !== null && part !== undefined && part !== "")
+        .join(", ");
+      return (where ? where + ": " : "") + String(problem.message);
+    }
+    return JSON.stringify(problem);
+  }
+
+  function errorPanel(err) {
+    const problems = err instanceof ApiError ? err.problems : [];
+    return h("div", { class: "error-box", testid: "error" },
+      h("strong", null, err instanceof ApiError ? humanize(err.kind) : "error"),
+      h("span", null, ": " + text(err && err.message, "unknown error")),
+      problems.length
+        ? h("ul", null, problems.map((p) => h("li", null, problemText(p))))
+        : null);
+  }
+
+  /**
+   * Run ``tick`` now and again after the delay it returns (null: stop), until the
+   * view changes. Transient failures show a banner and back off.
+   */
+  function poll(gen, tick) {
+    let failures = 0;
+    const run = async () => {
+      if (gen !== generation) return;
+      if (document.hidden) {
+        // A background tab: wait until it is looked at again.
+        timer = window.setTimeout(run, POLL_MS);
+        return;
+      }
+      let delay;
+      try {
+        delay = await tick();
+        if (gen !== generation) return;
+        failures = 0;
+        clearBanner();
+      } catch (err) {
+        if (gen !== generation) return;
+        if (err instanceof ApiError && err.permanent) {
+          setLive(false);
+          mount(errorPanel(err));
+          return;
+        }
+        failures += 1;
+        delay = Math.min(MAX_BACKOFF_MS, POLL_MS * 2 ** failures);
+        showBanner(text(err && err.message, "request failed") + " — retrying in " + Math.round(delay / 1000) + " s");
+      }
+      setLive(delay === POLL_MS);
+      if (delay === null || delay === undefined) return;
+      timer = window.setTimeout(run, delay);
+    };
+    run();
+  }
+
+  // ---------------------------------------------------------------- campaign list
+
+  function campaignRow(c) {
+    const counts = c.counts || {};
+    const final = FINAL_STATUSES.has(c.status);
+    const go = (event) => {
+      if (event.target instanceof Element && event.target.closest("a")) return;
+      window.location.hash = campaignHash(c.id);
+    };
+    return h("tr", { class: "clickable", testid: "campaign-" + c.id, onclick: go },
+      h("td", null,
+        h("a", { class: "name", href: campaignHash(c.id), testid: "campaign-link" }, text(c.name, c.id)),
+        h("div", { class: "sub mono" }, text(c.id))),
+      h("td", null, statusBadge(c.status)),
+      h("td", { class: "col-progress" }, progressBar(num(c.done), num(c.total), num(c.running))),
+      h("td", null, asrView(c.asr)),
+      h("td", { class: "num" + (num(counts.error) ? " warn" : ""), testid: "errors" }, fmtInt(counts.error)),
+      h("td", { class: "num", testid: "tokens" }, fmtInt(tokenTotal(c.tokens))),
+      h("td", { class: "num", testid: "eta" }, final || c.eta_s === null || c.eta_s === undefined ? "—" : "~" + fmtDuration(num(c.eta_s) * 1000)),
+      h("td", { class: "nowrap muted" }, fmtTime(c.created_at)));
+  }
+
+  function campaignTable(campaigns) {
+    if (campaigns.length === 0) {
+      return emptyState("No campaigns yet.", "Campaigns submitted to this orchestrator appear here as they run.");
+    }
+    return table(
+      [["Campaign"], ["Status"], ["Progress", "col-progress"], ["Attack success (95% CI)"], ["Errors", "num"],
+        ["Tokens", "num"], ["ETA", "num"], ["Created"]],
+      campaigns.map(campaignRow),
+      { testid: "campaigns" });
+  }
+
+  function showCampaignList(gen) {
+    document.title = "Campaigns · A2A Arena";
+    setCrumbs([["Campaigns", null]]);
+    const count = h("span", { class: "muted", testid: "campaign-count" });
+    const list = h("div", { testid: "campaign-list" }, loading());
+    mount(section("Campaigns", list, count));
+    poll(gen, async () => {
+      const data = await api("/v1/campaigns?limit=50");
+      if (gen !== generation) return null;
+      const campaigns = Array.isArray(data.campaigns) ? data.campaigns : [];
+      count.textContent = campaigns.length === 1 ? "1 campaign" : campaigns.length + " campaigns";
+      patch(list, campaigns, campaignTable);
+      return campaigns.some((c) => !isFinished(c)) ? POLL_MS : IDLE_POLL_MS;
+    });
+  }
+
+  // ---------------------------------------------------------------- one campaign
+
+  function cellsTable(cells) {
+    if (!cells.length) return emptyState("No cells.");
+    return table(
+      [["Attacker"], ["Defender"], ["Objective"], ["Matches", "num"], ["Won", "num"], ["Defended", "num"],
+        ["Refused", "num"], ["Errors", "num"], ["Not played", "num"], ["Attack success (95% CI)"], ["Tokens", "num"]],
+      cells.map((cell) => {
+        const key = cell.cell || {};
+        const c = cell.counts || {};
+        return h("tr", { testid: "cell-" + [key.attacker, key.defender, key.objective].join("/") },
+          h("td", { testid: "cell-attacker" }, text(key.attacker)),
+          h("td", { testid: "cell-defender" }, text(key.defender)),
+          h("td", { testid: "cell-objective" }, text(key.objective)),
+          h("td", { class: "num", testid: "cell-total" }, fmtInt(cell.total)),
+          h("td", { class: "num", testid: "won" }, fmtInt(c.attacker_won)),
+          h("td", { class: "num", testid: "defended" }, fmtInt(c.defended)),
+          h("td", { class: "num" }, fmtInt(c.attacker_refused)),
+          h("td", { class: "num" + (num(c.error) ? " warn" : ""), testid: "errors" }, fmtInt(c.error)),
+          h("td", { class: "num" }, fmtInt(num(c.canceled) + num(c.skipped))),
+          h("td", null, asrView(cell.asr)),
+          h("td", { class: "num" }, fmtInt(tokenTotal(cell.tokens))));
+      }),
+      { testid: "cells" });
+  }
+
+  function defendersTable(defenders) {
+    if (!defenders.length) return emptyState("No defenders.");
+    return table(
+      [["Defender"], ["Outcomes"], ["Attack success (95% CI)"]],
+      defenders.map((d) => h("tr", { testid: "defender-" + d.defender },
+        h("td", { class: "name" }, text(d.defender)),
+        h("td", null, countsLine(d.counts)),
+        h("td", null, asrView(d.asr)))),
+      { testid: "defenders" });
+  }
+
+  function errorsList(errors) {
+    if (!errors.length) return null;
+    return h("ul", { class: "error-list", testid: "recent-errors" }, errors.map((e) => h("li", null,
+      h("a", { href: matchHash(e.match_id), class: "mono" }, text(e.match_id)),
+      h("span", { class: "muted" }, " " + [e.cell && e.cell.attacker, e.cell && e.cell.defender, e.cell && e.cell.objective].map((x) => text(x)).join(" / ")),
+      e.error_kind ? h("span", { class: "badge outcome-error" }, humanize(e.error_kind)) : null,
+      h("div", { class: "error-text", testid: "error-text" }, text(e.error, "no message")))));
+  }
+
+  function matchesTable(page) {
+    if (!page.matches.length) {
+      return emptyState(page.total ? "No matches on this page." : "No finished matches yet.");
+    }
+    return table(
+      [["#", "num"], ["Attacker"], ["Defender"], ["Objective"], ["Rep.", "num"], ["Outcome"], ["Turns", "num"],
+        ["Duration", "num"], ["Tokens", "num"], ["Error"], ["Finished"]],
+      page.matches.map((m) => {
+        const key = m.cell || {};
+        const go = (event) => {
+          if (event.target instanceof Element && event.target.closest("a")) return;
+          window.location.hash = matchHash(m.match_id);
+        };
+        return h("tr", { class: "clickable", testid: "match-" + m.match_id, onclick: go },
+          h("td", { class: "num" }, h("a", { href: matchHash(m.match_id), testid: "match-link" }, String(num(m.index) + 1))),
+          h("td", null, text(key.attacker)),
+          h("td", null, text(key.defender)),
+          h("td", null, text(key.objective)),
+          h("td", { class: "num" }, String(num(m.repetition) + 1)),
+          h("td", null, outcomeBadge(m)),
+          h("td", { class: "num" }, fmtInt(m.turns_used)),
+          h("td", { class: "num nowrap" }, fmtDuration(m.duration_ms)),
+          h("td", { class: "num" }, fmtInt(m.tokens)),
+          h("td", { class: "error-cell", title: m.error ? String(m.error) : null }, m.error_kind ? humanize(m.error_kind) : (m.error ? text(m.error) : "")),
+          h("td", { class: "nowrap muted" }, fmtTime(m.finished_at)));
+      }),
+      { testid: "matches" });
+  }
+
+  function showCampaign(id, gen) {
+    document.title = "Campaign · A2A Arena";
+    setCrumbs([["Campaigns", "#/"], [id, null]]);
+
+    const title = h("h1", { testid: "campaign-name" }, id);
+    const status = h("span", { testid: "status-slot" });
+    const times = h("div", { class: "sub" });
+    const cancel = h("button", { type: "button", class: "button danger", testid: "cancel", hidden: true }, "Cancel campaign");
+    const reports = h("div", { class: "reports" },
+      h("span", { class: "muted" }, "Reports:"),
+      h("a", { class: "button", href: reportUrl(id, "html"), target: "_blank", rel: "noopener noreferrer", testid: "report-html" }, "HTML"),
+      h("a", { class: "button", href: reportUrl(id, "json"), target: "_blank", rel: "noopener noreferrer", testid: "report-json" }, "JSON"),
+      h("a", { class: "button", href: reportUrl(id, "junit"), target: "_blank", rel: "noopener noreferrer", testid: "report-junit" }, "JUnit"));
+    const cards = h("div", { class: "cards", testid: "summary" }, loading());
+    const defenders = h("div", null);
+    const cells = h("div", null);
+    const errors = h("div", null);
+    const matches = h("div", null);
+    const pager = h("div", { class: "pager" });
+    const matchCount = h("span", { class: "muted", testid: "match-count" });
+
+    mount(
+      h("section", { class: "headline" },
+        h("div", null, h("div", { class: "title-row" }, title, status), h("div", { class: "sub mono" }, id), times),
+        h("div", { class: "actions" }, cancel, reports)),
+      cards,
+      section("Defenders", defenders),
+      section("Cells", cells),
+      section("Recent errors", errors),
+      section("Matches", h("div", null, matches, pager), matchCount));
+    errors.parentElement.hidden = true;
+
+    let offset = 0;
+
+    function renderProgress(p) {
+      document.title = text(p.name, id) + " · A2A Arena";
+      title.textContent = text(p.name, id);
+      replaceChildren(status, statusBadge(p.status));
+      replaceChildren(times,
+        "created " + fmtTime(p.created_at),
+        p.started_at ? " · started " + fmtTime(p.started_at) : "",
+        p.finished_at ? " · finished " + fmtTime(p.finished_at) : "");
+      const final = FINAL_STATUSES.has(p.status);
+      if (final) cancel.hidden = true;
+      else if (!cancel.disabled) cancel.hidden = false;
+      patch(cards, p, summaryCards);
+      patch(defenders, Array.isArray(p.defenders) ? p.defenders : [], defendersTable);
+      patch(cells, Array.isArray(p.cells) ? p.cells : [], cellsTable);
+      const recent = Array.isArray(p.errors) ? p.errors : [];
+      errors.parentElement.hidden = recent.length === 0;
+      patch(errors, recent, errorsList);
+    }
+
+    function renderMatches(page) {
+      const total = num(page.total);
+      matchCount.textContent = total === 1 ? "1 match" : fmtInt(total) + " matches";
+      patch(matches, page, matchesTable);
+      replaceChildren(pager);
+      if (total > MATCH_PAGE_SIZE) {
+        const first = Math.min(total, offset + 1);
+        const last = Math.min(total, offset + page.matches.length);
+        append(pager, [
+          h("button", { type: "button", class: "button", disabled: offset === 0, testid: "matches-prev", onclick: () => loadMatches(Math.max(0, offset - MATCH_PAGE_SIZE)) }, "‹ Previous"),
+          h("span", { class: "muted" }, first + "–" + last + " of " + fmtInt(total)),
+          h("button", { type: "button", class: "button", disabled: offset + MATCH_PAGE_SIZE >= total, testid: "matches-next", onclick: () => loadMatches(offset + MATCH_PAGE_SIZE) }, "Next ›"),
+        ]);
+      }
+    }
+
+    async function fetchMatches() {
+      const data = await api("/v1/campaigns/" + encodeURIComponent(id) + "/matches?offset=" + offset + "&limit=" + MATCH_PAGE_SIZE);
+      return { matches: Array.isArray(data.matches) ? data.matches : [], total: num(data.total) };
+    }
+
+    async function loadMatches(newOffset) {
+      offset = newOffset;
+      try {
+        const page = await fetchMatches();
+        if (gen === generation && offset === newOffset) renderMatches(page);
+      } catch (err) {
+        if (gen === generation) showBanner(text(err && err.message, "request failed"));
+      }
+    }
+
+    let armed = null;
+    cancel.addEventListener("click", async () => {
+      if (!armed) {
+        cancel.textContent = "Click again to cancel";
+        cancel.classList.add("armed");
+        armed = window.setTimeout(() => {
+          armed = null;
+          cancel.textContent = "Cancel campaign";
+          cancel.classList.remove("armed");
+        }, CONFIRM_WINDOW_MS);
+        return;
+      }
+      window.clearTimeout(armed);
+      armed = null;
+      cancel.disabled = true;
+      cancel.classList.remove("armed");
+      cancel.textContent = "Canceling…";
+      try {
+        const p = await api("/v1/campaigns/" + encodeURIComponent(id) + "/cancel", { method: "POST" });
+        if (gen !== generation) return;
+        renderProgress(p);
+        cancel.textContent = "Cancel requested";
+        loadMatches(offset);
+      } catch (err) {
+        if (gen !== generation) return;
+        cancel.disabled = false;
+        cancel.textContent = "Cancel campaign";
+        showBanner("Cancel failed: " + text(err && err.message, "request failed"));
+      }
+    });
+
+    poll(gen, async () => {
+      const [p, page] = await Promise.all([
+        api("/v1/campaigns/" + encodeURIComponent(id)),
+        fetchMatches(),
+      ]);
+      if (gen !== generation) return null;
+      renderProgress(p);
+      renderMatches(page);
+      // A canceled campaign keeps accounting for its matches: poll until it is finished.
+      return isFinished(p) ? null : POLL_MS;
+    });
+  }
+
+  function summaryCards(p) {
+    const counts = p.counts || {};
+    const tokens = p.tokens || {};
+    const final = FINAL_STATUSES.has(p.status);
+    return [
+      card("Progress", h("div", null,
+        progressBar(num(p.done), num(p.total), num(p.running)),
+        h("div", { class: "sub" }, final ? "finished" : (p.eta_s === null || p.eta_s === undefined
+          ? "ETA after the first result"
+          : h("span", null, "ETA ", h("span", { testid: "eta" }, "~" + fmtDuration(num(p.eta_s) * 1000)))))), "card-progress"),
+      card("Attack success rate", h("div", { class: "big-asr" }, asrView(p.asr)), "card-asr"),
+      card("Outcomes", h("dl", { class: "facts compact" },
+        fact("attacker won", fmtInt(counts.attacker_won), "count-won"),
+        fact("defended", fmtInt(counts.defended), "count-defended"),
+        fact("attacker refused", fmtInt(counts.attacker_refused), "count-refused"),
+        fact("errors", fmtInt(counts.error), "count-errors"),
+        fact("canceled", fmtInt(counts.canceled), "count-canceled"),
+        fact("skipped", fmtInt(counts.skipped), "count-skipped")), "card-outcomes"),
+      card("Tokens", h("dl", { class: "facts compact" },
+        fact("total", fmtInt(tokenTotal(tokens)), "tokens-total"),
+        fact("prompt", fmtInt(tokens.prompt_tokens)),
+        fact("completion", fmtInt(tokens.completion_tokens)),
+        fact("model calls", fmtInt(tokens.calls))), "card-tokens"),
+    ];
+  }
+
+  // ---------------------------------------------------------------- one match
+
+  function verdictBadge(verdict) {
+    if (!verdict || typeof verdict !== "object") return null;
+    const score = verdict.score === null || verdict.score === undefined ? "" : " · score " + num(verdict.score).toFixed(2);
+    return h("span", { class: "badge " + (verdict.success ? "outcome-attacker_won" : "outcome-defended"), testid: "verdict" },
+      (verdict.success ? "objective met" : "held") + score);
+  }
+
+  function verdictDetail(verdict) {
+    if (!verdict || typeof verdict !== "object") return null;
+    return h("div", { class: "verdict" },
+      h("span", { class: "label" }, text(verdict.judge, "?") + " judge" + (verdict.model ? " (" + verdict.model + ")" : "") + ": "),
+      h("span", { testid: "verdict-reason" }, text(verdict.reason, "")),
+      verdict.evidence ? h("blockquote", { class: "evidence", testid: "verdict-evidence" }, String(verdict.evidence)) : null);
+  }
+
+  function turnView(turn) {
+    const flags = [
+      turn.stream ? h("span", { class: "chip", testid: "turn-stream", title: "conversation of the strategy" }, "stream " + turn.stream) : null,
+      turn.replay ? h("span", { class: "chip chip-replay", testid: "turn-replay", title: "replays a kept prefix into a new conversation" }, "replay") : null,
+      turn.new_conversation ? h("span", { class: "chip", testid: "turn-new-conversation" }, "new conversation") : null,
+      turn.guard ? h("span", { class: "chip chip-guard", testid: "turn-guard", title: "the defender's output guard" }, "guard: " + turn.guard) : null,
+    ];
+    return h("article", { class: "turn" + (turn.verdict && turn.verdict.success ? " turn-won" : ""), testid: "turn" },
+      h("header", { class: "turn-head" },
+        h("span", { class: "turn-no" }, "Turn " + num(turn.turn)),
+        flags,
+        h("span", { class: "spacer" }),
+        h("span", { class: "muted small" }, [text(turn.defender_state, ""), fmtDuration(turn.duration_ms)].filter(Boolean).join(" · ")),
+        verdictBadge(turn.verdict)),
+      h("div", { class: "bubble attacker" }, h("div", { class: "who" }, "Attacker"),
+        h("div", { class: "msg", testid: "attacker-text" }, text(turn.attacker_text, ""))),
+      h("div", { class: "bubble defender" }, h("div", { class: "who" }, "Defender"),
+        h("div", { class: "msg", testid: "defender-text" }, text(turn.defender_text, ""))),
+      verdictDetail(turn.verdict),
+      turn.reasoning ? h("div", { class: "reasoning" }, h("span", { class: "label" }, "Attacker's notes: "),
+        h("span", { testid: "reasoning" }, String(turn.reasoning))) : null);
+  }
+
+  function objectiveText(objective) {
+    if (!objective || typeof objective !== "object") return "—";
+    if (objective.kind === "rubric") return "rubric: " + text(objective.rubric);
+    return "say “" + text(objective.phrase) + "”" + (objective.pattern ? " (pattern " + objective.pattern + ")" : "");
+  }
+
+  function usageText(usage) {
+    if (!usage || typeof usage !== "object") return "—";
+    return fmtInt(tokenTotal(usage)) + " (" + fmtInt(usage.prompt_tokens) + " prompt + " + fmtInt(usage.completion_tokens) + " completion, " + fmtInt(usage.calls) + (num(usage.calls) === 1 ? " call)" : " calls)");
+  }
+
+  function matchView(record) {
+    const s = record.summary || {};
+    const r = record.result;
+    const key = s.cell || {};
+    const parts = [];
+    parts.push(h("section", { class: "headline" },
+      h("div", null,
+        h("div", { class: "title-row" }, h("h1", null, "Match " + (num(s.index) + 1)), outcomeBadge(s)),
+        h("div", { class: "sub mono", testid: "match-id" }, text(s.match_id)),
+        h("div", { class: "sub" }, text(key.attacker) + " → " + text(key.defender) + " · " + text(key.objective) + " · repetition " + (num(s.repetition) + 1)))));
+
+    const error = (r && r.error) || s.error;
+    const errorKind = (r && r.error_kind) || s.error_kind;
+    if (error || errorKind) {
+      parts.push(h("div", { class: "error-box", testid: "match-error" },
+        h("strong", null, humanize(text(errorKind, "error"))), h("span", null, ": " + text(error, "no message"))));
+    }
+    if (r && r.attacker_refusal) {
+      parts.push(h("div", { class: "note-box", testid: "attacker-refusal" },
+        h("strong", null, "Attacker refused: "), h("span", null, String(r.attacker_refusal))));
+    }
+
+    const facts = [
+      fact("Campaign", h("a", { href: campaignHash(record.campaign_id), class: "mono" }, text(record.campaign_id))),
+      fact("Disposition", humanize(text(s.disposition))),
+      fact("Outcome", s.outcome ? outcomeLabel(s.outcome) : "—", "match-outcome"),
+      fact("Turns used", r ? num(r.turns_used) + " of " + num(r.max_turns) : fmtInt(s.turns_used), "turns-used"),
+      fact("Duration", fmtDuration(s.duration_ms)),
+      fact("Tokens", fmtInt(s.tokens)),
+      fact("Attempts", fmtInt(s.attempts)),
+      fact("Finished", fmtTime(s.finished_at)),
+      fact("Worker", text(record.worker)),
+      fact("Attacker agent", text(record.attacker_url, "built-in")),
+      fact("Trace id", text(s.trace_id)),
+    ];
+    parts.push(h("div", { class: "cards two" },
+      card("Match", h("dl", { class: "facts" }, facts), "match-facts"),
+      r ? card("Setup", h("dl", { class: "facts" },
+        fact("Target", text(r.target) + (r.target_name ? " (" + r.target_name + ")" : "")),
+        fact("Objective", objectiveText(r.objective)),
+        fact("Strategy", text(r.strategy)),
+        fact("Judge", text(r.judge)),
+        fact("Seed", text(r.seed)),
+        fact("Resets", fmtInt(r.resets)),
+        fact("Protocol", r.protocol ? text(r.protocol.binding) + " " + text(r.protocol.version) + " · " + text(r.protocol.url) : "—"),
+        fact("Attacker model", text(r.attacker_model)),
+        fact("Defender model", text(r.defender_model)),
+        fact("Attacker tokens", usageText(r.attacker_usage)),
+        fact("Defender tokens", usageText(r.defender_usage))), "match-setup") : null));
+
+    if (!r) {
+      parts.push(section("Transcript", emptyState(
+        s.disposition === "played" ? "No result was stored for this match." : "This match was not played (" + humanize(text(s.disposition)) + ").")));
+      return parts;
+    }
+    if (r.verdict) {
+      parts.push(section("Deciding verdict", h("div", { class: "verdict-block", testid: "deciding-verdict" },
+        verdictBadge(r.verdict), verdictDetail(r.verdict))));
+    }
+    const turns = Array.isArray(r.turns) ? r.turns : [];
+    parts.push(section("Transcript",
+      turns.length ? h("div", { class: "transcript", testid: "transcript" }, turns.map(turnView)) : emptyState("No turns were played."),
+      h("span", { class: "muted", testid: "turn-count" }, turns.length === 1 ? "1 turn" : turns.length + " turns")));
+    return parts;
+  }
+
+  function showMatch(id, gen) {
+    document.title = "Match · A2A Arena";
+    setCrumbs([["Campaigns", "#/"], ["match " + id, null]]);
+    mount(loading());
+    poll(gen, async () => {
+      const record = await api("/v1/matches/" + encodeURIComponent(id));
+      if (gen !== generation) return null;
+      const campaignId = text(record.campaign_id, "");
+      setCrumbs([["Campaigns", "#/"], [campaignId, campaignHash(campaignId)], ["match " + id, null]]);
+      document.title = "Match " + id + " · A2A Arena";
+      mount(matchView(record));
+      return null;
+    });
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  function route() {
+    generation += 1;
+    window.clearTimeout(timer);
+    setLive(false);
+    clearBanner();
+    const gen = generation;
+    const path = window.location.hash.replace(/^#/, "") || "/";
+    let match;
+    try {
+      if ((match = /^\/campaigns\/([^/]+)\/?$/.exec(path))) {
+        showCampaign(decodeURIComponent(match[1]), gen);
+      } else if ((match = /^\/matches\/([^/]+)\/?$/.exec(path))) {
+        showMatch(decodeURIComponent(match[1]), gen);
+      } else if (path === "/" || path === "/campaigns" || path === "/campaigns/") {
+        showCampaignList(gen);
+      } else {
+        notFound();
+      }
+    } catch (err) {
+      if (err instanceof URIError) notFound();
+      else throw err;
+    }
+    window.scrollTo(0, 0);
+  }
+
+  function notFound() {
+    document.title = "Not found · A2A Arena";
+    setCrumbs([["Campaigns", "#/"], ["not found", null]]);
+    mount(emptyState("Nothing here.", "Go back to the campaign list."));
+  }
+
+  window.addEventListener("hashchange", route);
+  route();
+})();

@@ -1,0 +1,293 @@
+"""The JUnit XML report: one test case per defender x objective, for CI.
+
+The XML validates against the Jenkins xunit plugin's ``junit-10.xsd`` (the schema most
+CI servers accept). Layout::
+
+    <testsuites name tests failures errors time>
+      <testsuite name="arena.<campaign>" tests failures errors skipped time timestamp id>
+        <properties>...</properties>
+        <testcase classname="arena.<campaign>.<defender>" name="<objective>" time>
+          <failure|error|skipped .../>   (at most one)
+          <system-out>rates, counts, per-attacker lines, errors</system-out>
+        </testcase>
+        <system-out>campaign summary</system-out>
+
+Each test case aggregates every attacker of its defender x objective pair:
+
+* ``<skipped>``: no match of the pair was played (canceled, skipped by the token budget,
+  or not played yet);
+* ``<error>``: matches were played but nothing was measured (no win and no defence: every
+  match was an error or an attacker refusal);
+* ``<failure>``: ``fail_above`` is set and the pair's attack success rate is strictly above it;
+* otherwise the test case passes (with ``fail_above`` unset, nothing fails: the rate is in
+  ``<system-out>``).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from arena_orchestrator.campaign_models import (
+    CampaignReport,
+    CellProgress,
+    Interval,
+    MatchSummary,
+    OutcomeCounts,
+)
+
+JUNIT_MEDIA_TYPE = "application/xml"
+
+_MAX_ERROR_LINES = 20
+_MAX_ERROR_CHARS = 500
+
+# Characters XML 1.0 cannot carry at all, even escaped (control characters, lone surrogates).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _x(text: object) -> str:
+    """``text`` as a string XML 1.0 can hold: forbidden characters become ``\\xNN`` escapes.
+
+    Markup characters (``<``, ``&``, quotes) are left alone: ElementTree escapes them.
+    """
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _seconds(duration_ms: float) -> str:
+    return f"{max(duration_ms, 0.0) / 1000:.3f}"
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _sum_counts(items: list[OutcomeCounts]) -> OutcomeCounts:
+    return OutcomeCounts(
+        **{name: sum(getattr(item, name) for item in items) for name in OutcomeCounts.model_fields}
+    )
+
+
+def _counts_line(counts: OutcomeCounts) -> str:
+    return (
+        f"won {counts.attacker_won}, defended {counts.defended}, refused {counts.attacker_refused}, "
+        f"error {counts.error}, canceled {counts.canceled}, skipped {counts.skipped}"
+    )
+
+
+def _rate_line(asr: Interval) -> str:
+    return (
+        f"{_pct(asr.rate)} ({asr.wins}/{asr.trials}; Wilson 95% interval {_pct(asr.low)} to {_pct(asr.high)})"
+    )
+
+
+@dataclass
+class _Pair:
+    defender: str
+    objective: str
+    cells: list[CellProgress] = field(default_factory=list)
+    matches: list[MatchSummary] = field(default_factory=list)
+
+    @property
+    def counts(self) -> OutcomeCounts:
+        return _sum_counts([cell.counts for cell in self.cells])
+
+
+def _pairs(report: CampaignReport) -> list[_Pair]:
+    """Every defender x objective pair: the spec's order first, then any other seen in the data."""
+    pairs: dict[tuple[str, str], _Pair] = {}
+    spec = report.campaign.spec
+    for defender in spec.defenders:
+        for objective in spec.objective_labels():
+            pairs[(defender.name, objective)] = _Pair(defender.name, objective)
+    for cell in report.progress.cells:
+        key = (cell.cell.defender, cell.cell.objective)
+        pairs.setdefault(key, _Pair(*key)).cells.append(cell)
+    for match in report.matches:
+        key = (match.cell.defender, match.cell.objective)
+        pairs.setdefault(key, _Pair(*key)).matches.append(match)
+    return list(pairs.values())
+
+
+def _not_played_reason(report: CampaignReport, counts: OutcomeCounts) -> str:
+    status = report.progress.status
+    if counts.canceled or status == "canceled":
+        return "the campaign was canceled before any match of this pair was played"
+    if counts.skipped or status == "budget_exhausted":
+        return "the token budget ran out before any match of this pair was played"
+    return f"no match of this pair has been played yet (campaign {status})"
+
+
+def _error_lines(matches: list[MatchSummary]) -> list[str]:
+    errors = [m for m in matches if m.outcome == "error" or m.error]
+    lines = []
+    for match in errors[:_MAX_ERROR_LINES]:
+        text = (match.error or "no message").strip()
+        if len(text) > _MAX_ERROR_CHARS:
+            text = text[:_MAX_ERROR_CHARS] + "..."
+        kind = f"{match.error_kind}: " if match.error_kind else ""
+        lines.append(
+            f"  match {match.match_id} (#{match.index}, attacker {match.cell.attacker}, "
+            f"repetition {match.repetition}): {kind}{text}"
+        )
+    if len(errors) > _MAX_ERROR_LINES:
+        lines.append(f"  ... and {len(errors) - _MAX_ERROR_LINES} more")
+    return lines
+
+
+def _strategies(report: CampaignReport) -> dict[str, str]:
+    return {a.label: a.strategy for a in report.campaign.spec.attackers}
+
+
+def _testcase(report: CampaignReport, pair: _Pair, suite: ET.Element, prefix: str) -> str:
+    """Append the pair's ``<testcase>`` to ``suite``; returns its verdict."""
+    counts = pair.counts
+    asr = counts.asr
+    played = counts.attacker_won + counts.defended + counts.attacker_refused + counts.error
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {
+            "classname": _x(f"{prefix}.{pair.defender}"),
+            "name": _x(pair.objective),
+            "time": _seconds(sum(m.duration_ms for m in pair.matches)),
+        },
+    )
+    threshold = report.fail_above
+    verdict = "passed"
+    if played == 0:
+        verdict = "skipped"
+        ET.SubElement(case, "skipped", {"message": _not_played_reason(report, counts)})
+    elif asr.trials == 0:
+        verdict = "error"
+        message = (
+            f"nothing measured: {played} match(es) played, {counts.error} error(s), "
+            f"{counts.attacker_refused} attacker refusal(s), no win and no defence"
+        )
+        error = ET.SubElement(case, "error", {"type": "arena.nothing_measured", "message": message})
+        error.text = _x("\n".join(_error_lines(pair.matches)))
+    elif threshold is not None and asr.rate is not None and asr.rate > threshold:
+        verdict = "failure"
+        message = (
+            f"attack success rate {_rate_line(asr)} is above fail_above {threshold:g} ({_pct(threshold)})"
+        )
+        failure = ET.SubElement(case, "failure", {"type": "arena.asr_above_threshold", "message": message})
+        failure.text = message
+
+    strategies = _strategies(report)
+    lines = [
+        f"defender: {pair.defender}",
+        f"objective: {pair.objective}",
+        f"attack success rate: {_rate_line(asr)}",
+        "  (wins / (wins + defences); errors and attacker refusals are neither)",
+        f"counts: {_counts_line(counts)}",
+        f"time: {_seconds(sum(m.duration_ms for m in pair.matches))} s (sum of match durations)",
+        (
+            f"threshold: fail_above {threshold:g} ({_pct(threshold)}): {verdict}"
+            if threshold is not None
+            else "threshold: none (fail_above not set; nothing fails)"
+        ),
+        "per attacker:",
+    ]
+    for cell in pair.cells:
+        attacker = cell.cell.attacker
+        lines.append(
+            f"  {attacker} (strategy {strategies.get(attacker, 'unknown')}): {_rate_line(cell.asr)}; "
+            f"{_counts_line(cell.counts)}; tokens {cell.tokens.total_tokens}"
+        )
+    if not pair.cells:
+        lines.append("  (no results)")
+    errors = _error_lines(pair.matches)
+    if errors:
+        lines += ["errors:", *errors]
+    out = ET.SubElement(case, "system-out")
+    out.text = _x("\n".join(lines) + "\n")
+    return verdict
+
+
+def _properties(report: CampaignReport, suite: ET.Element) -> None:
+    progress = report.progress
+    spec = report.campaign.spec
+    values: list[tuple[str, object]] = [
+        ("arena.report_version", report.report_version),
+        ("arena.campaign.id", report.campaign.id),
+        ("arena.campaign.name", spec.name),
+        ("arena.campaign.status", progress.status),
+        ("arena.created_at", progress.created_at.isoformat()),
+        ("arena.started_at", progress.started_at.isoformat() if progress.started_at else ""),
+        ("arena.finished_at", progress.finished_at.isoformat() if progress.finished_at else ""),
+        ("arena.generated_at", report.generated_at.isoformat()),
+        ("arena.fail_above", "" if report.fail_above is None else f"{report.fail_above:g}"),
+        ("arena.total", progress.total),
+        ("arena.done", progress.done),
+        ("arena.asr", _rate_line(progress.asr)),
+        ("arena.attackers", ", ".join(f"{a.label} ({a.strategy})" for a in spec.attackers)),
+        ("arena.defenders", ", ".join(d.name for d in spec.defenders)),
+        ("arena.objectives", ", ".join(spec.objective_labels())),
+        ("arena.repetitions", spec.repetitions),
+        ("arena.max_turns", spec.max_turns),
+        ("arena.tokens", progress.tokens.total_tokens),
+    ]
+    properties = ET.SubElement(suite, "properties")
+    for name, value in values:
+        ET.SubElement(properties, "property", {"name": name, "value": _x(value)})
+
+
+def render_junit(report: CampaignReport) -> str:
+    """``report`` as JUnit XML (UTF-8 text with an XML declaration), valid against ``junit-10.xsd``.
+
+    One ``<testcase>`` per defender x objective (spec order), classname
+    ``arena.<campaign name>.<defender>``, name ``<objective>``, aggregated over attackers; see
+    the module docstring for when a case fails, errors or is skipped. A case fails only when
+    its rate is *strictly* above ``report.fail_above``. Times are sums of match durations in
+    seconds; the suite's ``timestamp`` is the campaign's start (or creation) in UTC. All text
+    is escaped by ElementTree, and characters XML cannot hold are written as ``\\xNN``.
+    """
+    prefix = f"arena.{report.campaign.spec.name}"
+    progress = report.progress
+    moment = _utc(progress.started_at or progress.created_at)
+    root = ET.Element("testsuites", {"name": _x(prefix)})
+    suite = ET.SubElement(root, "testsuite", {"name": _x(prefix)})
+    _properties(report, suite)
+    verdicts = [_testcase(report, pair, suite, prefix) for pair in _pairs(report)]
+    summary = ET.SubElement(suite, "system-out")
+    summary.text = _x(
+        "\n".join(
+            [
+                f"campaign {report.campaign.spec.name} ({report.campaign.id}): {progress.status}, "
+                f"{progress.done}/{progress.total} matches accounted for",
+                f"counts: {_counts_line(progress.counts)}",
+                f"attack success rate (all cells): {_rate_line(progress.asr)}",
+                "attack success rate = wins / (wins + defences); errors and attacker refusals are neither",
+                f"tokens: {progress.tokens.total_tokens} (prompt {progress.tokens.prompt_tokens}, "
+                f"completion {progress.tokens.completion_tokens})",
+            ]
+        )
+        + "\n"
+    )
+    total_time = _seconds(sum(m.duration_ms for m in report.matches))
+    tallies = {
+        "tests": str(len(verdicts)),
+        "failures": str(verdicts.count("failure")),
+        "errors": str(verdicts.count("error")),
+    }
+    suite.attrib.update(
+        {
+            **tallies,
+            "skipped": str(verdicts.count("skipped")),
+            "time": total_time,
+            "timestamp": moment.strftime("%Y-%m-%dT%H:%M:%S"),
+            "id": _x(report.campaign.id),
+        }
+    )
+    root.attrib.update({**tallies, "time": total_time})
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+__all__ = ["JUNIT_MEDIA_TYPE", "render_junit"]

@@ -1,0 +1,286 @@
+"""``arena campaign run|status|list|cancel`` and ``arena report``.
+
+With an orchestrator (``--orchestrator URL`` or ``ARENA_ORCHESTRATOR_URL``)
+the CLI submits the spec and follows it over REST. Without one, the same
+orchestrator code runs in this process (in-memory store and queue, one
+worker); built-in attackers play in-process, attackers with a URL are asked
+over A2A. Reports of in-process campaigns are saved under
+``out/campaigns/<id>/`` so ``arena report ID`` finds them later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from arena.orchestrator_client import OrchestratorClient
+from arena.transcript import write_match
+from arena_attacker.match_runner import MatchRunner
+from arena_attacker.strategies import validate_strategy
+from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.match_models import MatchResult
+from arena_core.settings import ArenaSettings
+from arena_orchestrator.app import worker_config
+from arena_orchestrator.campaign_models import CampaignProgress, CampaignReport, MatchJob, MatchRecord
+from arena_orchestrator.campaign_service import CampaignService
+from arena_orchestrator.campaign_spec import CampaignSpec
+from arena_orchestrator.match_player import RemoteAttackerPlayer
+from arena_orchestrator.match_queue import MemoryMatchQueue
+from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
+from arena_orchestrator.reports import render_html, render_report
+from arena_orchestrator.spec_loader import load_campaign_spec
+from arena_orchestrator.worker import CampaignWorker
+
+POLL_S = 0.5
+REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml"}
+
+
+def read_spec(path: Path, settings: ArenaSettings) -> tuple[CampaignSpec, str]:
+    """Load and fully validate a spec file (strategy parameters too); return it and its text."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    spec = load_campaign_spec(raw, source=str(path), max_bytes=settings.orchestrator_max_spec_bytes)
+    problems = []
+    for index, attacker in enumerate(spec.attackers):
+        for objective in spec.objectives:
+            try:
+                validate_strategy(attacker.strategy, attacker.params, objective.objective)
+            except ArenaError as exc:
+                problems.append(f"attackers[{index}] ({attacker.label}): {exc.message}")
+    if problems:
+        raise InvalidInputError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
+    return spec, raw.decode("utf-8")
+
+
+class InProcessPlayer:
+    """Plays built-in attacker matches in this process and asks attacker URLs over A2A."""
+
+    def __init__(self, settings: ArenaSettings) -> None:
+        self._runner = MatchRunner(settings)
+        self._remote = RemoteAttackerPlayer(None)
+
+    async def play(self, job: MatchJob) -> MatchResult:
+        if job.attacker_url:
+            return await self._remote.play(job)
+        return await self._runner.run(job.request)
+
+
+class _RateColumn(ProgressColumn):
+    """Success rate so far, errors and ETA from the latest progress."""
+
+    def __init__(self, latest: Callable[[], CampaignProgress | None]) -> None:
+        super().__init__()
+        self._latest = latest
+
+    def render(self, task: Task) -> Text:
+        progress = self._latest()
+        if progress is None:
+            return Text("")
+        asr = progress.asr
+        rate = "n/a" if asr.rate is None else f"{asr.rate:.0%} [{asr.low:.0%}, {asr.high:.0%}]"
+        eta = "" if progress.eta_s is None else f"  ETA {_duration(progress.eta_s)}"
+        return Text(
+            f"success {rate}  errors {progress.counts.error}  running {progress.running}{eta}  "
+            f"[{progress.status}]"
+        )
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def follow(
+    fetch: Callable[[], CampaignProgress],
+    console: Console,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CampaignProgress:
+    """Show a live progress bar until the campaign is final; return the last progress."""
+    latest: CampaignProgress | None = None
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(text_format="{task.completed:.0f}/{task.total:.0f}"),
+        _RateColumn(lambda: latest),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("campaign", total=None)
+        while True:
+            latest = fetch()
+            bar.update(task, description=escape(latest.name), total=latest.total, completed=latest.done)
+            if latest.finished and latest.running == 0:
+                return latest
+            sleep(POLL_S)
+
+
+def render_progress(console: Console, progress: CampaignProgress) -> None:
+    """The per-cell table and totals of a campaign."""
+    console.print(
+        Text.assemble(
+            ("campaign ", "bold"),
+            progress.name,
+            f" ({progress.id}): {progress.status}, {progress.done}/{progress.total} matches, "
+            f"{progress.tokens.total_tokens} tokens",
+        )
+    )
+    table = Table(show_lines=False)
+    for column in (
+        "attacker",
+        "defender",
+        "objective",
+        "won",
+        "defended",
+        "refused",
+        "error",
+        "not played",
+        "ASR",
+    ):
+        table.add_column(column)
+    for cell in progress.cells:
+        counts = cell.counts
+        table.add_row(
+            Text(cell.cell.attacker),
+            Text(cell.cell.defender),
+            Text(cell.cell.objective),
+            str(counts.attacker_won),
+            str(counts.defended),
+            str(counts.attacker_refused),
+            str(counts.error),
+            str(counts.canceled + counts.skipped),
+            _rate(cell.asr.rate, cell.asr.low, cell.asr.high),
+        )
+    console.print(table)
+    for error in progress.errors[:5]:
+        console.print(Text(f"error in {error.match_id}: {error.error_kind}: {error.error}", style="red"))
+
+
+def _rate(rate: float | None, low: float, high: float) -> str:
+    return "n/a" if rate is None else f"{rate:.0%} [{low:.0%}, {high:.0%}]"
+
+
+def fail_above_problems(progress: CampaignProgress, threshold: float | None) -> list[str]:
+    """One line per defender whose attack success rate is above ``threshold``."""
+    if threshold is None:
+        return []
+    return [
+        f"defender {d.defender}: attack success rate {_rate(d.asr.rate, d.asr.low, d.asr.high)} "
+        f"is above {threshold:g}"
+        for d in progress.defenders
+        if d.asr.rate is not None and d.asr.rate > threshold
+    ]
+
+
+def write_reports(
+    report: CampaignReport,
+    out_dir: Path,
+    *,
+    match_url: Callable[[str], str] | None = None,
+    records: Sequence[MatchRecord] = (),
+) -> list[Path]:
+    """Write report.html, report.json and junit.xml into ``out_dir``.
+
+    ``records`` with results also get ``matches/<id>/transcript.md`` (and ``result.json``),
+    which the HTML report then links to; otherwise matches link to ``match_url``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for record in records:
+        if record.result is not None:
+            write_match(record.result, out_dir / "matches" / record.summary.match_id)
+    if records:
+        match_url = _transcript_link
+    bodies = {
+        "html": render_html(report, match_url=match_url),
+        "json": render_report(report, "json")[0],
+        "junit": render_report(report, "junit")[0],
+    }
+    for fmt, name in REPORT_FILES.items():
+        path = out_dir / name
+        path.write_text(bodies[fmt], encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _transcript_link(match_id: str) -> str:
+    return f"matches/{match_id}/transcript.md"
+
+
+async def run_in_process(
+    settings: ArenaSettings,
+    spec: CampaignSpec,
+    *,
+    fail_above: float | None,
+    console: Console,
+) -> tuple[CampaignReport, list[MatchRecord]]:
+    """Run a whole campaign in this process, with a live progress bar.
+
+    Returns its report and every match record (transcripts included).
+    """
+    # The in-process player is the built-in attacker, so it is always available here.
+    service = CampaignService(
+        MemoryCampaignStore(),
+        MemoryMatchQueue(),
+        max_campaign_matches=settings.orchestrator_max_campaign_matches,
+        builtin_attacker=True,
+    )
+    worker = CampaignWorker(service, InProcessPlayer(settings), worker_config(settings))
+    created = await service.submit(spec)
+    worker_task = asyncio.create_task(worker.run())
+    latest = created
+
+    async def poll() -> None:
+        nonlocal latest
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(text_format="{task.completed:.0f}/{task.total:.0f}"),
+            _RateColumn(lambda: latest),
+        )
+        with Progress(*columns, console=console) as bar:
+            task = bar.add_task(escape(spec.name), total=created.total)
+            while True:
+                latest = await service.progress(created.id)
+                bar.update(task, completed=latest.done)
+                if latest.finished and latest.running == 0:
+                    return
+                if worker_task.done():
+                    worker_task.result()
+                    return
+                await asyncio.sleep(POLL_S / 5)
+
+    try:
+        await poll()
+    except asyncio.CancelledError:
+        await service.cancel(created.id)
+        raise
+    finally:
+        worker.stop()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker_task
+    report = await service.report(created.id, fail_above=fail_above)
+    records = [await service.match(summary.match_id) for summary in report.matches]
+    return report, records
+
+
+__all__ = [
+    "InProcessPlayer",
+    "OrchestratorClient",
+    "fail_above_problems",
+    "follow",
+    "read_spec",
+    "render_progress",
+    "run_in_process",
+    "write_reports",
+]
