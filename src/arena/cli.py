@@ -68,7 +68,8 @@ def _settings(**overrides: object) -> ArenaSettings:
     )
     if settings.log_level != "debug":
         # One line per HTTP request drowns the match on the console.
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+        for noisy in ("httpx", "httpx2"):  # httpx2: the HTTP client under the openai SDK
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     return settings
 
 

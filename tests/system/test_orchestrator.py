@@ -224,11 +224,15 @@ def test_two_orchestrators_share_a_campaign_and_survive_a_sigkill(
     campaign_id = created["id"]
     killed_pid = first.process.pid
 
-    def first_is_playing(progress: dict[str, Any]) -> bool:
+    def first_is_playing_a_long_match(progress: dict[str, Any]) -> bool:
+        # Odd indexes play the refusing defender: four slow turns, so the kill lands mid-match.
         running = _running_workers(orchestrators, campaign_id)
-        return progress["done"] >= 2 and any(f"-{killed_pid}-" in w for w in running)
+        return progress["done"] >= 2 and any(
+            f"-{killed_pid}-" in worker and int(match_id.rsplit("-m", 1)[1]) % 2 == 1
+            for match_id, worker in running.items()
+        )
 
-    _wait(second.url, campaign_id, first_is_playing)
+    _wait(second.url, campaign_id, first_is_playing_a_long_match)
     os.killpg(first.process.pid, signal.SIGKILL)
     first.process.wait()
     _wait(second.url, campaign_id, _final)
@@ -241,11 +245,12 @@ def test_two_orchestrators_share_a_campaign_and_survive_a_sigkill(
     assert any(r["summary"]["attempts"] >= 2 for r in records)
 
 
-def _running_workers(orchestrators: Orchestrators, campaign_id: str) -> list[str]:
+def _running_workers(orchestrators: Orchestrators, campaign_id: str) -> dict[str, str]:
+    """Match id -> the worker playing it."""
     client = redis.Redis.from_url(orchestrators.redis_url)
     try:
         key = RedisKeys(orchestrators.namespace).campaign_part(campaign_id, "running")
-        return [json.loads(v)["worker"] for v in client.hvals(key)]
+        return {k.decode(): json.loads(v)["worker"] for k, v in client.hgetall(key).items()}
     finally:
         client.close()
 

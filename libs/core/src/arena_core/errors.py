@@ -80,6 +80,12 @@ class TargetProtocolError(TargetError):
     kind = "target_protocol_error"
 
 
+class TargetAuthError(TargetError):
+    """The target refused the attacker's credentials, or wants some (HTTP 401/403)."""
+
+    kind = "target_unauthorized"
+
+
 class AttackerInactiveError(ArenaError):
     """The attacker never sent a message to the target (e.g. a model that cannot call tools)."""
 
@@ -138,6 +144,7 @@ __all__ = [
     "ModelError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "TargetAuthError",
     "TargetError",
     "TargetProtocolError",
     "TargetUnreachableError",

@@ -8,6 +8,12 @@ wrong once the match has started (target unreachable, not an A2A agent, model
 down, timeout) ends the match with ``outcome="error"`` and a reason; an error
 is never counted as a defence. An attacker model that refuses to play ends it
 with ``outcome="attacker_refused"``, which is not a defence either.
+
+A request's ``target_token_env`` names one of this process's
+``ARENA_TARGET_TOKEN_*`` variables (``settings.target_tokens``); its value is
+sent to the target as ``Authorization: Bearer <value>`` and kept out of the
+result, the turns, logs and error messages. A variable that is not set is
+invalid input.
 """
 
 from __future__ import annotations
@@ -67,11 +73,32 @@ class MatchRunner:
                 f"max_turns {request.max_turns} exceeds this attacker's limit of "
                 f"{self._settings.max_turns_limit} (ARENA_MAX_TURNS_LIMIT)"
             )
+        self._target_headers(request)
         return judge
+
+    def _target_headers(self, request: MatchRequest) -> dict[str, str] | None:
+        """The credentials to send to the target, or None; never quotes a secret."""
+        name = request.target_token_env
+        if name is None:
+            return None
+        secret = self._settings.target_tokens.get(name)
+        token = secret.get_secret_value().strip() if secret is not None else ""
+        if not token:
+            raise InvalidInputError(
+                f"the match asks for the target token in {name}, but {name} is not set on this "
+                "attacker (set it in the attacker's environment, or drop target_token_env)"
+            )
+        if any(not "\x21" <= char <= "\x7e" for char in token):
+            raise InvalidInputError(
+                f"{name} on this attacker holds characters a bearer token cannot carry over HTTP "
+                "(only visible ASCII, no spaces)"
+            )
+        return {"Authorization": f"Bearer {token}"}
 
     async def run(self, request: MatchRequest, *, on_turn: TurnListener | None = None) -> MatchResult:
         """Play ``request`` and return its result (see the module doc for errors)."""
         judge = self.validate(request)
+        headers = self._target_headers(request)
         strategy = create_strategy(
             request.strategy,
             request.params,
@@ -92,7 +119,10 @@ class MatchRunner:
         try:
             async with asyncio.timeout(self._settings.match_timeout_s):
                 target = await connect_target(
-                    request.target, timeout_s=self._settings.target_timeout_s, http=self._http
+                    request.target,
+                    timeout_s=self._settings.target_timeout_s,
+                    http=self._http,
+                    headers=headers,
                 )
                 session = MatchSession(request, target, judge, on_turn=on_turn)
                 with contextlib.suppress(MatchOver):

@@ -193,6 +193,10 @@ class CampaignWorker:
             raise
         except StateUnavailableError as exc:
             logger.warning("match %s handed back, state unavailable: %s", delivery.delivery_id, exc)
+        except Exception:
+            # One broken match must not stop the worker. Left unacknowledged, it is tried
+            # again (here or elsewhere) after the visibility timeout.
+            logger.exception("match %s failed unexpectedly; it will be retried", delivery.delivery_id)
         finally:
             self._running.pop(delivery.delivery_id, None)
             self._slots_free.set()

@@ -9,12 +9,23 @@ both ``contextId`` and ``taskId`` on a follow-up to a parked task (a2a-python
 
 Every failure is raised as a :class:`~arena_core.errors.TargetError` subclass
 whose message says what was wrong with the target.
+
+Credentials: ``headers`` given to :func:`connect_target` (e.g. ``Authorization:
+Bearer ...``) are attached by a :class:`TargetCredentials` auth object, per
+request, never to a shared httpx client. They are sent only to the target's own
+origin (scheme, host and port of the URL given) and to the origin of the
+interface chosen from its card, unless that interface would downgrade an https
+target to plain http; redirects are not followed while credentials are in use.
+Their values are kept out of reprs and error messages, and redacted from the
+replies of a target that echoes them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +47,25 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 from google.protobuf.json_format import MessageToDict
 
-from arena_core.errors import AgentCardError, TargetProtocolError, TargetUnreachableError
+from arena_core.errors import (
+    AgentCardError,
+    TargetAuthError,
+    TargetProtocolError,
+    TargetUnreachableError,
+)
 
 SUPPORTED_BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
 MAX_CARD_BYTES = 1_000_000
+REDACTED = "[redacted]"
+CREDENTIALS_HINT = (
+    "name an ARENA_TARGET_TOKEN_* variable of the attacker in the match's target_token_env "
+    "(credentials.bearer_token_env in a campaign)"
+)
+
+# Visible ASCII and inner spaces: anything else would be refused by the HTTP stack with
+# an error that quotes the value.
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?: +[\x21-\x7e]+)*")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _OPEN_STATES = frozenset(
     {
@@ -86,19 +112,162 @@ def card_url_for(url: str) -> str:
     return f"{base.rstrip('/')}{AGENT_CARD_WELL_KNOWN_PATH}"
 
 
-async def fetch_agent_card(url: str, http: httpx.AsyncClient) -> tuple[AgentCard, dict[str, Any]]:
+def _origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
+    parsed = httpx.URL(url)
+    return parsed.scheme, parsed.host, parsed.port or _DEFAULT_PORTS.get(parsed.scheme)
+
+
+class TargetCredentials(httpx.Auth):
+    """Headers (e.g. a bearer token) for one target, sent only to its allowed origins.
+
+    Passed per request (``auth=``), so a shared httpx client is never changed. The
+    values never appear in ``repr`` or in the error messages of this module.
+    """
+
+    def __init__(self, headers: Mapping[str, str], target_url: str) -> None:
+        for name, value in headers.items():
+            if not _HEADER_VALUE.fullmatch(value):
+                # Never quote the value: it is a secret.
+                raise ValueError(
+                    f"the {name} header for target {target_url} is empty or holds characters "
+                    "that cannot be sent in HTTP (only visible ASCII and inner spaces)"
+                )
+        self._headers = dict(headers)
+        self._https = httpx.URL(target_url).scheme == "https"
+        self._origins = {_origin(target_url)}
+        secrets = set(self._headers.values())
+        secrets |= {value.split(" ", 1)[1] for value in self._headers.values() if " " in value}
+        # Longest first, so a token is not half-redacted inside its "Bearer <token>" form.
+        self._secrets = tuple(sorted(secrets, key=len, reverse=True))
+
+    def allow(self, url: str) -> bool:
+        """Also send the headers to ``url``'s origin, unless it downgrades https to http."""
+        if self._https and httpx.URL(url).scheme != "https":
+            return False
+        self._origins.add(_origin(url))
+        return True
+
+    def applies_to(self, url: httpx.URL | str) -> bool:
+        """True when a request to ``url`` carries the headers."""
+        return _origin(url) in self._origins
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self.applies_to(request.url):
+            request.headers.update(self._headers)
+        yield request
+
+    def redact(self, text: str) -> str:
+        """``text`` with every credential value replaced by ``[redacted]``."""
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def redact_json(self, value: Any) -> Any:
+        """:meth:`redact` applied to every string in a JSON-like value."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self.redact_json(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact_json(v) for v in value]
+        return value
+
+    def __repr__(self) -> str:
+        names = ", ".join(sorted(self._headers))
+        origins = ", ".join(sorted(f"{s}://{h}:{p}" for s, h, p in self._origins))
+        return f"TargetCredentials(headers=[{names}], origins=[{origins}])"
+
+
+class _NoTransport(httpx.AsyncBaseTransport):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("requests of a target client are sent through its shared client")
+
+
+class _CredentialedClient(httpx.AsyncClient):
+    """``inner`` seen through one target's credentials.
+
+    The a2a-sdk transports call ``build_request`` and ``send`` on the client they are
+    given; both are delegated to ``inner`` (its transport, timeouts, hooks and pool),
+    with this target's auth and without following redirects. ``inner`` is not changed;
+    headers the SDK sets on this client's defaults are added to each request.
+    """
+
+    def __init__(self, inner: httpx.AsyncClient, credentials: TargetCredentials) -> None:
+        super().__init__(transport=_NoTransport(), trust_env=False)
+        self._inner = inner
+        self._credentials = credentials
+
+    def build_request(self, *args: Any, **kwargs: Any) -> httpx.Request:
+        request = self._inner.build_request(*args, **kwargs)
+        # Defaults set on this client (the a2a-sdk sets A2A-Version) rank below the request's own.
+        for name, value in self.headers.multi_items():
+            request.headers.setdefault(name, value)
+        return request
+
+    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        kwargs["auth"] = self._credentials
+        kwargs["follow_redirects"] = False
+        return await self._inner.send(request, **kwargs)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._inner.is_closed
+
+
+def _auth_failure(url: str, status: int, *, sent: bool, what: str) -> TargetAuthError:
+    reason = "Unauthorized" if status == 401 else "Forbidden"
+    if sent:
+        problem = "it rejected the credentials sent (check the token's value and rights)"
+    elif status == 401:
+        problem = f"it needs credentials; {CREDENTIALS_HINT}"
+    else:
+        problem = f"it refuses requests without credentials; {CREDENTIALS_HINT}"
+    return TargetAuthError(f"target {url} answered {status} {reason} to {what}: {problem}")
+
+
+def _status_in_chain(exc: BaseException) -> int | None:
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, httpx.HTTPStatusError):
+            return seen.response.status_code
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+async def fetch_agent_card(
+    url: str, http: httpx.AsyncClient, *, headers: Mapping[str, str] | None = None
+) -> tuple[AgentCard, dict[str, Any]]:
     """Fetch and validate the card of the agent at ``url``.
 
-    Returns the parsed card and the raw JSON. Raises TargetUnreachableError
-    when nothing answers and AgentCardError when the answer is not a card.
+    ``headers`` (credentials) are sent to the card's origin only. Returns the
+    parsed card and the raw JSON. Raises TargetUnreachableError when nothing
+    answers, TargetError on 401/403 and AgentCardError when the answer is not a card.
     """
+    credentials = TargetCredentials(headers, card_url_for(url)) if headers else None
+    return await _fetch_card(url, http, credentials)
+
+
+async def _fetch_card(
+    url: str, http: httpx.AsyncClient, credentials: TargetCredentials | None
+) -> tuple[AgentCard, dict[str, Any]]:
     card_url = card_url_for(url)
     try:
-        response = await http.get(card_url, headers={"Accept": "application/json"})
+        if credentials is None:
+            response = await http.get(card_url, headers={"Accept": "application/json"})
+        else:
+            response = await http.get(
+                card_url, headers={"Accept": "application/json"}, auth=credentials, follow_redirects=False
+            )
     except httpx.TimeoutException as exc:
         raise TargetUnreachableError(f"target {url} did not answer in time ({type(exc).__name__})") from exc
     except httpx.HTTPError as exc:
-        raise TargetUnreachableError(f"target {url} is not reachable: {exc or type(exc).__name__}") from exc
+        message = f"target {url} is not reachable: {exc or type(exc).__name__}"
+        raise TargetUnreachableError(credentials.redact(message) if credentials else message) from exc
+    if response.status_code in (401, 403):
+        what = f"the agent card request ({card_url})"
+        raise _auth_failure(url, response.status_code, sent=credentials is not None, what=what)
     if response.status_code != 200:
         raise AgentCardError(
             f"no A2A agent card at {card_url}: HTTP {response.status_code}"
@@ -112,7 +281,12 @@ async def fetch_agent_card(url: str, http: httpx.AsyncClient) -> tuple[AgentCard
         raise AgentCardError(f"{card_url} did not return JSON, so it is not an A2A agent card") from exc
     if not isinstance(raw, dict):
         raise AgentCardError(f"{card_url} returned JSON that is not an object, not an agent card")
-    return parse_card(raw, card_url), raw
+    if credentials is None:
+        return parse_card(raw, card_url), raw
+    try:
+        return parse_card(raw, card_url), raw
+    except AgentCardError as exc:
+        raise AgentCardError(credentials.redact(exc.message)) from exc
 
 
 def parse_card(raw: dict[str, Any], source: str) -> AgentCard:
@@ -164,12 +338,22 @@ class A2ATarget:
         client: Client,
         *,
         owned_http: httpx.AsyncClient | None = None,
+        credentials: TargetCredentials | None = None,
     ) -> None:
         self.url = url
         self.card = card
         self.interface = interface
         self._client = client
         self._owned_http = owned_http
+        self._credentials = credentials
+
+    def __repr__(self) -> str:
+        return f"A2ATarget(url={self.url!r}, binding={self.binding!r}, version={self.protocol_version!r})"
+
+    @property
+    def authenticated(self) -> bool:
+        """True when requests to this target carry credentials."""
+        return self._credentials is not None and self._credentials.applies_to(self.interface.url)
 
     @property
     def protocol_version(self) -> str:
@@ -203,20 +387,42 @@ class A2ATarget:
                 last = event
         except A2AClientTimeoutError as exc:
             raise TargetUnreachableError(f"target {self.url} timed out answering a message") from exc
-        except A2AClientError as exc:
-            raise TargetProtocolError(f"target {self.url} failed the message: {exc}") from exc
-        except httpx.HTTPError as exc:
+        except (A2AClientError, httpx.HTTPError) as exc:
+            status = _status_in_chain(exc)
+            if status in (401, 403):
+                raise _auth_failure(
+                    self.url, status, sent=self.authenticated, what=f"a message ({self.interface.url})"
+                ) from exc
+            if isinstance(exc, A2AClientError):
+                failure = f"target {self.url} failed the message: {exc}"
+                raise TargetProtocolError(self._redact(failure)) from exc
             raise TargetUnreachableError(
-                f"target {self.url} is not reachable: {exc or type(exc).__name__}"
+                self._redact(f"target {self.url} is not reachable: {exc or type(exc).__name__}")
             ) from exc
         except Exception as exc:
             raise TargetProtocolError(
-                f"target {self.url} answered in a way the A2A client could not use: "
-                f"{type(exc).__name__}: {exc}"
+                self._redact(
+                    f"target {self.url} answered in a way the A2A client could not use: "
+                    f"{type(exc).__name__}: {exc}"
+                )
             ) from exc
         if last is None:
             raise TargetProtocolError(f"target {self.url} returned no answer to a message")
-        return _reply_from(last, fallback_context=context_id)
+        reply = _reply_from(last, fallback_context=context_id)
+        if self._credentials is None:
+            return reply
+        # A target that echoes the credentials must not get them into transcripts.
+        return TargetReply(
+            text=self._credentials.redact(reply.text),
+            context_id=reply.context_id,
+            task_id=reply.task_id,
+            state=reply.state,
+            open=reply.open,
+            metadata=self._credentials.redact_json(reply.metadata),
+        )
+
+    def _redact(self, message: str) -> str:
+        return self._credentials.redact(message) if self._credentials else message
 
     async def close(self) -> None:
         """Release the connection (the httpx client too, when this target made it)."""
@@ -227,27 +433,40 @@ class A2ATarget:
 
 
 async def connect_target(
-    url: str, *, timeout_s: float = 120.0, http: httpx.AsyncClient | None = None
+    url: str,
+    *,
+    timeout_s: float = 120.0,
+    http: httpx.AsyncClient | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> A2ATarget:
     """Resolve ``url``'s card and return a client bound to its best interface.
 
     ``http`` is used for the card and for the A2A calls when given (tests pass
     an ASGI transport here); otherwise one client is created and owned by the
-    returned target.
+    returned target. ``headers`` (credentials such as ``Authorization: Bearer
+    ...``) go with every request to the target: the card fetch and every A2A
+    call, to the target's origin and its chosen interface's origin only (see the
+    module doc); a shared ``http`` client is not modified. A header value that
+    cannot be sent over HTTP raises ValueError (without the value).
     """
+    credentials = TargetCredentials(headers, url.strip()) if headers else None
     owned = http is None
     client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
     try:
-        card, _ = await fetch_agent_card(url, client_http)
+        card, _ = await _fetch_card(url, client_http, credentials)
         interface = choose_interface(card)
         pinned = AgentCard()
         pinned.CopyFrom(card)
         del pinned.supported_interfaces[:]
         pinned.supported_interfaces.append(interface)
+        sdk_http = client_http
+        if credentials is not None:
+            credentials.allow(interface.url)
+            sdk_http = _CredentialedClient(client_http, credentials)
         factory = ClientFactory(
             ClientConfig(
                 streaming=False,
-                httpx_client=client_http,
+                httpx_client=sdk_http,
                 supported_protocol_bindings=list(SUPPORTED_BINDINGS),
             )
         )
@@ -256,7 +475,14 @@ async def connect_target(
         if owned:
             await client_http.aclose()
         raise
-    return A2ATarget(url, card, interface, client, owned_http=client_http if owned else None)
+    return A2ATarget(
+        url,
+        card,
+        interface,
+        client,
+        owned_http=client_http if owned else None,
+        credentials=credentials,
+    )
 
 
 def _text_of(parts: Any) -> str:
@@ -344,6 +570,7 @@ class TargetConversation:
 __all__ = [
     "A2ATarget",
     "TargetConversation",
+    "TargetCredentials",
     "TargetReply",
     "card_url_for",
     "choose_interface",

@@ -86,7 +86,6 @@ class RedisKeys:
         """The byte counter of one conversation's history."""
         return f"{self.conversation(context_id)}:bytes"
 
-
     # --- orchestrator -------------------------------------------------------------
 
     @property
