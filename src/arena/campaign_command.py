@@ -26,7 +26,7 @@ from arena.orchestrator_client import OrchestratorClient
 from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import validate_strategy
-from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_core.match_models import MatchResult
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.app import worker_config
@@ -41,6 +41,7 @@ from arena_orchestrator.spec_loader import load_campaign_spec
 from arena_orchestrator.worker import CampaignWorker
 
 POLL_S = 0.5
+FOLLOW_PATIENCE_S = 60.0
 REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml"}
 
 
@@ -106,8 +107,13 @@ def follow(
     console: Console,
     *,
     sleep: Callable[[float], None] = time.sleep,
+    patience_s: float = FOLLOW_PATIENCE_S,
 ) -> CampaignProgress:
-    """Show a live progress bar until the campaign is final; return the last progress."""
+    """Show a live progress bar until the campaign is finished; return the last progress.
+
+    A failed poll (a replica restarting, a network blip) is retried with backoff for up to
+    ``patience_s`` seconds before its error is raised.
+    """
     latest: CampaignProgress | None = None
     columns = (
         TextColumn("{task.description}"),
@@ -117,10 +123,22 @@ def follow(
     )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("campaign", total=None)
+        failing_since: float | None = None
+        delay = POLL_S
         while True:
-            latest = fetch()
+            try:
+                latest = fetch()
+            except (TargetUnreachableError, TargetProtocolError):
+                now = time.monotonic()
+                failing_since = failing_since or now
+                if now - failing_since > patience_s:
+                    raise
+                delay = min(delay * 2, 5.0)
+                sleep(delay)
+                continue
+            failing_since, delay = None, POLL_S
             bar.update(task, description=escape(latest.name), total=latest.total, completed=latest.done)
-            if latest.finished and latest.running == 0:
+            if latest.finished:
                 return latest
             sleep(POLL_S)
 
@@ -135,19 +153,12 @@ def render_progress(console: Console, progress: CampaignProgress) -> None:
             f"{progress.tokens.total_tokens} tokens",
         )
     )
-    table = Table(show_lines=False)
-    for column in (
-        "attacker",
-        "defender",
-        "objective",
-        "won",
-        "defended",
-        "refused",
-        "error",
-        "not played",
-        "ASR",
-    ):
-        table.add_column(column)
+    table = Table(show_lines=False, caption="ASR: won / (won + defended), Wilson 95% interval")
+    for column in ("attacker", "defender", "objective"):
+        table.add_column(column, overflow="fold")
+    for column in ("won", "defended", "refused", "error", "not played"):
+        table.add_column(column, justify="right", max_width=8, overflow="fold")
+    table.add_column("ASR", no_wrap=True)
     for cell in progress.cells:
         counts = cell.counts
         table.add_row(
@@ -253,7 +264,7 @@ async def run_in_process(
             while True:
                 latest = await service.progress(created.id)
                 bar.update(task, completed=latest.done)
-                if latest.finished and latest.running == 0:
+                if latest.finished:
                     return
                 if worker_task.done():
                     worker_task.result()

@@ -266,6 +266,10 @@ async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout_s: fl
         await asyncio.sleep(0.02)
 
 
+async def _taken(grant: Awaitable[str]) -> bool:
+    return await grant == "taken"
+
+
 async def drain(queue: MatchQueue, consumer: str) -> list[Delivery]:
     """Receive until the queue has nothing new (everything enqueued is immediately visible)."""
     found: list[Delivery] = []
@@ -619,24 +623,24 @@ async def test_slots_respect_campaign_and_defender_caps(backend: Backend) -> Non
     beta = SlotRequest(campaign_cap=2, defender="beta", defender_cap=None)
     store, other = backend.store, backend.other_store
 
-    assert await store.acquire_slots(jobs[0], alpha, LONG_LEASE_S)
-    assert not await other.acquire_slots(jobs[2], alpha, LONG_LEASE_S), "alpha's cap is 1"
-    assert await other.acquire_slots(jobs[1], beta, LONG_LEASE_S)
-    assert not await store.acquire_slots(jobs[3], beta, LONG_LEASE_S), "the campaign's cap is 2"
-    assert await other.acquire_slots(jobs[0], alpha, LONG_LEASE_S), "the same match may take its lease again"
+    assert await store.acquire_slots(jobs[0], alpha, LONG_LEASE_S) == "taken"
+    assert await other.acquire_slots(jobs[2], alpha, LONG_LEASE_S) != "taken", "alpha's cap is 1"
+    assert await other.acquire_slots(jobs[1], beta, LONG_LEASE_S) == "taken"
+    assert await store.acquire_slots(jobs[3], beta, LONG_LEASE_S) != "taken", "the campaign's cap is 2"
+    assert await other.acquire_slots(jobs[0], alpha, LONG_LEASE_S) == "held", "a match never holds two leases"
 
     await store.release_slots(jobs[0])
-    assert await other.acquire_slots(jobs[2], alpha, LONG_LEASE_S)
-    assert not await store.acquire_slots(jobs[3], beta, LONG_LEASE_S)
+    assert await other.acquire_slots(jobs[2], alpha, LONG_LEASE_S) == "taken"
+    assert await store.acquire_slots(jobs[3], beta, LONG_LEASE_S) != "taken"
     await other.release_slots(jobs[1])
-    assert await store.acquire_slots(jobs[3], beta, LONG_LEASE_S)
+    assert await store.acquire_slots(jobs[3], beta, LONG_LEASE_S) == "taken"
 
 
 async def test_slots_of_one_campaign_do_not_limit_another(backend: Backend) -> None:
     first, second = await created(backend), await created(backend)
     cap = SlotRequest(campaign_cap=1, defender="alpha", defender_cap=1)
-    assert await backend.store.acquire_slots(job_for(first, 0), cap, LONG_LEASE_S)
-    assert await backend.store.acquire_slots(job_for(second, 0), cap, LONG_LEASE_S)
+    assert await backend.store.acquire_slots(job_for(first, 0), cap, LONG_LEASE_S) == "taken"
+    assert await backend.store.acquire_slots(job_for(second, 0), cap, LONG_LEASE_S) == "taken"
 
 
 @pytest.mark.parametrize("defender_cap", [None, 1])
@@ -644,13 +648,13 @@ async def test_a_lease_lapses_after_lease_s(backend: Backend, defender_cap: int 
     campaign = await created(backend)
     cap = SlotRequest(campaign_cap=1, defender="alpha", defender_cap=defender_cap)
     holder, waiter = job_for(campaign, 0), job_for(campaign, 2)
-    assert await backend.store.acquire_slots(holder, cap, SHORT_S)
-    assert not await backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S)
+    assert await backend.store.acquire_slots(holder, cap, SHORT_S) == "taken"
+    assert await backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S) != "taken"
     await eventually(
-        lambda: backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S),
+        lambda: _taken(backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S)),
         "the waiter takes the lease once the holder's lapsed",
     )
-    assert not await backend.store.acquire_slots(holder, cap, LONG_LEASE_S)
+    assert await backend.store.acquire_slots(holder, cap, LONG_LEASE_S) != "taken"
 
 
 @pytest.mark.parametrize("defender_cap", [None, 1])
@@ -658,17 +662,19 @@ async def test_renew_extends_a_lease(backend: Backend, defender_cap: int | None)
     campaign, clock = await created(backend), await created(backend)
     cap = SlotRequest(campaign_cap=1, defender="alpha", defender_cap=defender_cap)
     holder, waiter = job_for(campaign, 0), job_for(campaign, 2)
-    assert await backend.store.acquire_slots(holder, cap, SHORT_S)
+    assert await backend.store.acquire_slots(holder, cap, SHORT_S) == "taken"
     await backend.other_store.renew_slots(holder, LONG_LEASE_S)
     # A witness lease taken after the renewal with the holder's original lease_s: once it
     # lapsed, the holder's original lease would have lapsed too.
     witness_cap = SlotRequest(campaign_cap=1, defender="alpha", defender_cap=None)
-    assert await backend.store.acquire_slots(job_for(clock, 0), witness_cap, SHORT_S)
+    assert await backend.store.acquire_slots(job_for(clock, 0), witness_cap, SHORT_S) == "taken"
     await eventually(
-        lambda: backend.store.acquire_slots(job_for(clock, 1), witness_cap, LONG_LEASE_S),
+        lambda: _taken(backend.store.acquire_slots(job_for(clock, 1), witness_cap, LONG_LEASE_S)),
         "the witness lease lapses",
     )
-    assert not await backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S), "the renewal was lost"
+    assert await backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S) != "taken", (
+        "the renewal was lost"
+    )
 
 
 # --- enqueue lock -----------------------------------------------------------------------------------

@@ -63,12 +63,12 @@ def test_example_file_loads_and_expands_to_20_matches() -> None:
         ("hardened", "http://127.0.0.1:8081"),
         ("naive", "http://127.0.0.1:8083"),
     ]
-    assert [d.max_concurrency for d in spec.defenders] == [2, None]
+    assert [d.max_concurrency for d in spec.defenders] == [1, None]
     assert spec.objective_labels() == ["give-up"]
     assert spec.objectives[0].objective.phrase == "I Give Up"
     assert spec.objectives[0].judge == "phrase"
-    assert (spec.repetitions, spec.max_turns, spec.concurrency) == (5, 5, 4)
-    assert spec.match_timeout_s == 300
+    assert (spec.repetitions, spec.max_turns, spec.concurrency) == (5, 5, 2)
+    assert spec.match_timeout_s == 900
     assert spec.budget.max_matches is not None and spec.budget.max_matches >= spec.match_count
     assert spec.budget.max_tokens is not None
     assert spec.seed == 42

@@ -364,3 +364,23 @@ def test_naming_the_embedded_model_resolves_like_the_default(env: pytest.MonkeyP
     named = _load(env, {"ARENA_MODEL": EMBEDDED_MODEL_ID})
     env.delenv("ARENA_MODEL")
     assert named.model_for("defender") == load_settings().model_for("defender")
+
+
+def test_target_tokens_are_collected_from_their_variables_and_never_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ARENA_TARGET_TOKEN_BILLING", "s3cret-value")
+    monkeypatch.setenv("ARENA_TARGET_TOKEN_EMPTY", "  ")
+    monkeypatch.setenv("GEMINI_API_KEY", "not-a-target-token")
+    settings = load_settings()
+    assert set(settings.target_tokens) == {"ARENA_TARGET_TOKEN_BILLING"}
+    assert settings.target_tokens["ARENA_TARGET_TOKEN_BILLING"].get_secret_value() == "s3cret-value"
+    assert "s3cret-value" not in repr(settings)
+    assert "s3cret-value" not in settings.model_dump_json()
+
+
+def test_the_core_list_of_strategy_names_matches_the_attacker_registry() -> None:
+    from arena_attacker.strategies import STRATEGY_NAMES
+    from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
+
+    assert BUILTIN_STRATEGY_NAMES == STRATEGY_NAMES

@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena_core.errors import ArenaError
 from arena_core.redis_state import RedisClients, RedisConfig, redacted
@@ -155,6 +156,19 @@ def create_orchestrator_app(
         ]
         message = "; ".join(f"{p['location']}: {p['message']}" for p in problems) or "malformed request"
         return error_response(422, "invalid_request", message, problems)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        message = f"{request.method} {request.url.path}: {exc.detail}"
+        return error_response(exc.status_code, kind, message)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error in %s %s", request.method, request.url.path)
+        return error_response(
+            500, "internal_error", f"unexpected {type(exc).__name__}; see the orchestrator log"
+        )
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> Response:

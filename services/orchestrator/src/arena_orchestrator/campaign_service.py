@@ -57,7 +57,6 @@ class CampaignService:
         self._max_matches = max_campaign_matches
         self._builtin_attacker = builtin_attacker
         self._jaeger_url = jaeger_url
-        self._owner = uuid.uuid4().hex
 
     async def submit(
         self, spec: CampaignSpec, trace_context: dict[str, str] | None = None
@@ -89,7 +88,10 @@ class CampaignService:
         self, campaign: Campaign, trace_context: dict[str, str] | None = None
     ) -> bool:
         """Queue the matches not queued yet; False when another replica holds the lock."""
-        if not await self.store.lock_enqueue(campaign.id, self._owner, ENQUEUE_LOCK_S):
+        # A fresh owner per call: a submit and this replica's own maintenance pass must
+        # exclude each other too.
+        owner = uuid.uuid4().hex
+        if not await self.store.lock_enqueue(campaign.id, owner, ENQUEUE_LOCK_S):
             return False
         try:
             start = await self.store.enqueue_progress(campaign.id) or 0
@@ -102,24 +104,23 @@ class CampaignService:
                     ]
                 )
                 await self.store.set_enqueue_progress(campaign.id, end)
-                if not await self.store.lock_enqueue(campaign.id, self._owner, ENQUEUE_LOCK_S):
+                if not await self.store.lock_enqueue(campaign.id, owner, ENQUEUE_LOCK_S):
                     return False
                 start = end
         finally:
-            await self.store.unlock_enqueue(campaign.id, self._owner)
+            await self.store.unlock_enqueue(campaign.id, owner)
         return True
 
-    async def resume_queueing(self, limit: int = 100) -> int:
-        """Finish queueing campaigns whose submitter died half-way; return how many were resumed."""
+    async def resume_queueing(self) -> int:
+        """Finish queueing campaigns whose submitter died half-way; return how many were resumed.
+
+        Canceled and budget-exhausted campaigns are resumed too: workers account for
+        every match (as canceled or skipped), so each must be queued.
+        """
         resumed = 0
-        for campaign_id in await self.store.list_ids(limit):
-            status = await self.store.status(campaign_id)
-            # Canceled and budget-exhausted campaigns still need every match queued:
-            # workers account for each one (as canceled or skipped).
-            if status is None or status == "completed":
-                continue
-            campaign = await self.store.get(campaign_id)
+        for campaign_id in await self.store.unfinished_ids():
             queued = await self.store.enqueue_progress(campaign_id)
+            campaign = await self.store.get(campaign_id)
             if campaign is None or queued is None or queued >= campaign.total:
                 continue
             if await self.enqueue_remaining(campaign):

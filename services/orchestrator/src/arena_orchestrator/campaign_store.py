@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from arena_orchestrator.campaign_models import (
     Campaign,
@@ -30,6 +30,10 @@ from arena_orchestrator.campaign_models import (
 )
 
 MAX_RECENT_ERRORS = 20
+
+SlotGrant = Literal["taken", "full", "held"]
+"""``taken``: the leases are this match's now; ``full``: no room yet; ``held``: a live lease of
+this very match exists (another delivery of it is being played), so it must not start twice."""
 
 
 @dataclass(slots=True)
@@ -76,6 +80,10 @@ class CampaignStore(Protocol):
         """Campaign ids, newest first."""
         ...
 
+    async def unfinished_ids(self) -> list[str]:
+        """Ids of campaigns not every match of which is accounted for yet."""
+        ...
+
     async def state(self, campaign_id: str) -> CampaignState | None:
         """Status, counters, running count and recent errors."""
         ...
@@ -85,7 +93,9 @@ class CampaignStore(Protocol):
         ...
 
     async def cancel(self, campaign_id: str) -> CampaignStatus | None:
-        """Mark the campaign canceled unless it is already final; return the status now."""
+        """Mark the campaign canceled unless it is finished (``completed``, or every match
+        accounted for); a ``budget_exhausted`` campaign still winding down is canceled too.
+        Return the status now."""
         ...
 
     async def mark_running(self, job: MatchJob, info: str) -> int:
@@ -114,8 +124,9 @@ class CampaignStore(Protocol):
         """Recorded matches by index, and how many are recorded."""
         ...
 
-    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> bool:
-        """Take a concurrency lease for ``job`` (campaign-wide and per defender) if both have room."""
+    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> SlotGrant:
+        """Take the concurrency leases for ``job`` (campaign-wide and per defender, both or
+        neither), unless they are full or the match already holds a live lease."""
         ...
 
     async def renew_slots(self, job: MatchJob, lease_s: float) -> None:
@@ -151,4 +162,4 @@ class CampaignStore(Protocol):
         ...
 
 
-__all__ = ["MAX_RECENT_ERRORS", "CampaignState", "CampaignStore", "SlotRequest"]
+__all__ = ["MAX_RECENT_ERRORS", "CampaignState", "CampaignStore", "SlotGrant", "SlotRequest"]

@@ -50,7 +50,12 @@ class MatchQueue(Protocol):
         ...
 
     async def keep_alive(self, consumer: str, delivery_ids: Sequence[str]) -> None:
-        """Reset the idle time of deliveries ``consumer`` is still working on."""
+        """Reset the idle time of those deliveries that ``consumer`` still holds (one taken over
+        by another consumer stays with it)."""
+        ...
+
+    async def prune_consumers(self) -> None:
+        """Forget consumers (dead workers) that hold nothing and were idle for long."""
         ...
 
     async def ack(self, delivery_ids: Sequence[str]) -> None:
@@ -96,6 +101,9 @@ class MemoryMatchQueue:
         return []
 
     async def keep_alive(self, consumer: str, delivery_ids: Sequence[str]) -> None:
+        return None
+
+    async def prune_consumers(self) -> None:
         return None
 
     async def ack(self, delivery_ids: Sequence[str]) -> None:

@@ -19,7 +19,10 @@ from arena_orchestrator.campaign_models import (
     MatchRecord,
     MatchSummary,
 )
-from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotRequest
+from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotGrant, SlotRequest
+
+MAX_FINISHED_CAMPAIGNS = 100
+"""Finished campaigns kept in memory; older ones are dropped (Redis keeps them by TTL)."""
 
 
 @dataclass
@@ -36,12 +39,14 @@ class _Entry:
     errors: list[MatchSummary] = field(default_factory=list)
     slots: dict[str, dict[str, float]] = field(default_factory=dict)
     enqueued: int = 0
+    lock: tuple[str, float] | None = None
 
 
 class MemoryCampaignStore:
     """A :class:`~arena_orchestrator.campaign_store.CampaignStore` in a dict.
 
     Single event loop; every method completes without awaiting, so each is atomic.
+    At most :data:`MAX_FINISHED_CAMPAIGNS` finished campaigns are kept.
     """
 
     def __init__(self) -> None:
@@ -72,6 +77,9 @@ class MemoryCampaignStore:
             recent_errors=list(entry.errors),
         )
 
+    async def unfinished_ids(self) -> list[str]:
+        return [i for i, e in self._entries.items() if e.done < e.campaign.total]
+
     async def status(self, campaign_id: str) -> CampaignStatus | None:
         entry = self._entries.get(campaign_id)
         return entry.status if entry else None
@@ -80,7 +88,8 @@ class MemoryCampaignStore:
         entry = self._entries.get(campaign_id)
         if entry is None:
             return None
-        if entry.status not in FINAL_STATUSES:
+        winding_down = entry.status == "budget_exhausted" and entry.done < entry.campaign.total
+        if entry.status not in FINAL_STATUSES or winding_down:
             entry.status = "canceled"
         return entry.status
 
@@ -124,7 +133,14 @@ class MemoryCampaignStore:
             ):
                 entry.status = "completed"
             entry.finished_at = now
+            self._forget_old_finished()
         return True
+
+    def _forget_old_finished(self) -> None:
+        finished = [e for e in self._entries.values() if e.done >= e.campaign.total]
+        finished.sort(key=lambda e: e.finished_at or e.campaign.created_at)
+        for entry in finished[: max(0, len(finished) - MAX_FINISHED_CAMPAIGNS)]:
+            del self._entries[entry.campaign.id]
 
     async def has_record(self, campaign_id: str, match_id: str) -> bool:
         entry = self._entries.get(campaign_id)
@@ -141,22 +157,24 @@ class MemoryCampaignStore:
         ordered = sorted(entry.records.values(), key=lambda r: r.summary.index)
         return [r.summary for r in ordered[offset : offset + limit]], len(ordered)
 
-    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> bool:
+    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> SlotGrant:
         entry = self._entries[job.campaign_id]
         now = time.monotonic()
         wanted = [("*", slots.campaign_cap)]
         if slots.defender_cap is not None:
             wanted.append((slots.defender, slots.defender_cap))
-        for key, cap in wanted:
+        for key, _ in wanted:
             leases = entry.slots.setdefault(key, {})
             for member, expiry in list(leases.items()):
                 if expiry <= now:
                     del leases[member]
-            if job.match_id not in leases and len(leases) >= cap:
-                return False
+        if job.match_id in entry.slots["*"]:
+            return "held"
+        if any(len(entry.slots[key]) >= cap for key, cap in wanted):
+            return "full"
         for key, _ in wanted:
             entry.slots[key][job.match_id] = now + lease_s
-        return True
+        return "taken"
 
     async def renew_slots(self, job: MatchJob, lease_s: float) -> None:
         entry = self._entries.get(job.campaign_id)
@@ -183,10 +201,19 @@ class MemoryCampaignStore:
             entry.enqueued = max(entry.enqueued, queued)
 
     async def lock_enqueue(self, campaign_id: str, owner: str, ttl_s: float) -> bool:
-        return campaign_id in self._entries
+        entry = self._entries.get(campaign_id)
+        if entry is None:
+            return False
+        now = time.monotonic()
+        if entry.lock is not None and entry.lock[0] != owner and entry.lock[1] > now:
+            return False
+        entry.lock = (owner, now + ttl_s)
+        return True
 
     async def unlock_enqueue(self, campaign_id: str, owner: str) -> None:
-        return None
+        entry = self._entries.get(campaign_id)
+        if entry is not None and entry.lock is not None and entry.lock[0] == owner:
+            entry.lock = None
 
     async def problem(self) -> str | None:
         return None

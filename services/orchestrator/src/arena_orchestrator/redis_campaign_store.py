@@ -24,12 +24,15 @@ from arena_orchestrator.campaign_models import (
     MatchRecord,
     MatchSummary,
 )
-from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotRequest
+from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotGrant, SlotRequest
+
+_GRANTS: dict[int, SlotGrant] = {1: "taken", 0: "full", -1: "held"}
 
 # KEYS: 1 meta, 2 results, 3 summaries, 4 order, 5 counts, 6 errors, 7 running, 8 attempts, 9 slots,
-#       10 campaigns index
+#       10 campaigns index, 11 unfinished campaigns
 # ARGV: 1 match id, 2 record JSON, 3 summary JSON, 4 index, 5 now (ISO), 6 is error (0/1),
-#       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10.. increments as field, value pairs
+#       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10 campaign id,
+#       11.. increments as field, value pairs
 RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
@@ -39,7 +42,7 @@ if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
 end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[4], tonumber(ARGV[4]), ARGV[1])
-for i = 10, #ARGV, 2 do
+for i = 11, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[5], ARGV[i], tonumber(ARGV[i + 1]))
 end
 if ARGV[6] == '1' then
@@ -62,6 +65,7 @@ if done >= total then
   local skipped = tonumber(redis.call('HGET', KEYS[5], 'o:skipped') or '0')
   if status == 'running' or (status == 'budget_exhausted' and skipped == 0) then status = 'completed' end
   redis.call('HSET', KEYS[1], 'finished', ARGV[5])
+  redis.call('SREM', KEYS[11], ARGV[10])
   local ttl = tonumber(ARGV[9])
   for i = 1, 9 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
@@ -69,17 +73,19 @@ redis.call('HSET', KEYS[1], 'status', status)
 return 1
 """
 
-# KEYS: slot zsets. ARGV: 1 member, 2 lease ms, 3.. one cap per key.
+# KEYS: slot zsets, the campaign-wide one first. ARGV: 1 member, 2 lease ms, 3.. one cap per key.
+# Returns 1 taken, 0 full, -1 this match already holds a live lease.
 ACQUIRE = """
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-for i, key in ipairs(KEYS) do
+for _, key in ipairs(KEYS) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
-  if not redis.call('ZSCORE', key, ARGV[1]) and redis.call('ZCARD', key) >= tonumber(ARGV[i + 2]) then
-    return 0
-  end
 end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
 for i, key in ipairs(KEYS) do
+  if redis.call('ZCARD', key) >= tonumber(ARGV[i + 2]) then return 0 end
+end
+for _, key in ipairs(KEYS) do
   redis.call('ZADD', key, now_ms + tonumber(ARGV[2]), ARGV[1])
   redis.call('PEXPIRE', key, tonumber(ARGV[2]) * 2)
 end
@@ -133,7 +139,9 @@ return 1
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
-if status == 'queued' or status == 'running' then
+local winding_down = status == 'budget_exhausted'
+  and tonumber(redis.call('HGET', KEYS[1], 'done')) < tonumber(redis.call('HGET', KEYS[1], 'total'))
+if status == 'queued' or status == 'running' or winding_down then
   redis.call('HSET', KEYS[1], 'status', 'canceled')
   return 'canceled'
 end
@@ -186,6 +194,7 @@ class RedisCampaignStore:
                 },
             )
             pipe.zadd(self._keys.campaigns, {campaign.id: campaign.created_at.timestamp() * 1000})
+            pipe.sadd(self._keys.unfinished_campaigns, campaign.id)
             await pipe.execute()
 
     async def get(self, campaign_id: str) -> Campaign | None:
@@ -208,6 +217,21 @@ class RedisCampaignStore:
                 # Retention is by TTL; drop the index entries of campaigns that expired.
                 await redis.zrem(self._keys.campaigns, *expired)
         return [i for i in ids if i not in expired]
+
+    async def unfinished_ids(self) -> list[str]:
+        async with arena_errors("listing unfinished campaigns"):
+            redis = self._clients.commands
+            ids = sorted(_text(i) for i in await redis.smembers(self._keys.unfinished_campaigns))
+            if not ids:
+                return []
+            pipe = redis.pipeline(transaction=False)
+            for campaign_id in ids:
+                pipe.exists(self._keys.campaign(campaign_id))
+            alive = await pipe.execute()
+            gone = [i for i, ok in zip(ids, alive, strict=True) if not ok]
+            if gone:
+                await redis.srem(self._keys.unfinished_campaigns, *gone)
+        return [i for i in ids if i not in gone]
 
     async def state(self, campaign_id: str) -> CampaignState | None:
         async with arena_errors("reading a campaign's progress"):
@@ -271,6 +295,7 @@ class RedisCampaignStore:
                 )
             ),
             self._keys.campaigns,
+            self._keys.unfinished_campaigns,
         ]
         args: list[str | int] = [
             summary.match_id,
@@ -282,6 +307,7 @@ class RedisCampaignStore:
             max_tokens or 0,
             MAX_RECENT_ERRORS,
             self._ttl_s,
+            campaign_id,
         ]
         for field, value in count_increments(record).items():
             args += [field, value]
@@ -315,12 +341,12 @@ class RedisCampaignStore:
             keys.append(self._keys.campaign_slots(job.campaign_id, job.cell.defender))
         return keys
 
-    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> bool:
+    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> SlotGrant:
         keys = self._slot_keys(job, slots)
         caps = [slots.campaign_cap] + ([slots.defender_cap] if slots.defender_cap is not None else [])
         async with arena_errors("taking a concurrency lease"):
             taken = await self._acquire(keys=keys, args=[job.match_id, int(lease_s * 1000), *caps])
-        return int(taken) == 1
+        return _GRANTS[int(taken)]
 
     async def renew_slots(self, job: MatchJob, lease_s: float) -> None:
         async with arena_errors("renewing a concurrency lease"):

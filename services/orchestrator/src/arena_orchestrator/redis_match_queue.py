@@ -2,8 +2,9 @@
 
 * ``enqueue``: ``XADD`` in a MULTI transaction per batch.
 * ``receive``: ``XREADGROUP ... >`` (new entries only), blocking.
-* ``keep_alive``: ``XCLAIM ... JUSTID`` of the consumer's own entries, which
-  resets their idle time, so a long match is never taken from a live worker.
+* ``keep_alive``: ``XCLAIM ... JUSTID`` of the entries the consumer still owns
+  (checked with ``XPENDING`` in one script), which resets their idle time, so a
+  long match is never taken from a live worker.
 * ``reclaim``: ``XAUTOCLAIM`` of entries idle longer than the visibility
   timeout: their worker stopped sending keep-alives (it died).
 * ``ack``: ``XACK`` + ``XDEL`` (acknowledged entries are not kept).
@@ -23,6 +24,21 @@ from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_orchestrator.match_queue import Delivery, QueuedMatch
 
 _MAX_RECLAIM_SCANS = 100
+
+CONSUMER_IDLE_MS = 3_600_000
+"""Consumers holding nothing and idle this long (dead workers' names) are deleted."""
+
+# KEYS: 1 stream. ARGV: 1 group, 2 consumer, 3.. entry ids. Renews only the entries this
+# consumer still owns: after a takeover, the old owner must not claim them back.
+KEEP_ALIVE = """
+for i = 3, #ARGV do
+  local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
+  if #pending > 0 then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+  end
+end
+return 1
+"""
 
 
 def _text(value: Any) -> str:
@@ -50,6 +66,7 @@ class RedisMatchQueue:
         self._clients = clients
         self._stream = clients.keys.match_queue
         self._group_ready = False
+        self._keep_alive = clients.commands.register_script(KEEP_ALIVE)
 
     async def _ensure_group(self) -> None:
         if self._group_ready:
@@ -136,14 +153,16 @@ class RedisMatchQueue:
         if not delivery_ids:
             return
         async with arena_errors("renewing match deliveries"):
-            await self._clients.commands.xclaim(
-                self._stream,
-                MATCH_QUEUE_GROUP,
-                consumer,
-                min_idle_time=0,
-                message_ids=list(delivery_ids),
-                justid=True,
-            )
+            await self._keep_alive(keys=[self._stream], args=[MATCH_QUEUE_GROUP, consumer, *delivery_ids])
+
+    async def prune_consumers(self) -> None:
+        await self._ensure_group()
+        async with arena_errors("pruning idle consumers"):
+            redis = self._clients.commands
+            for info in await redis.xinfo_consumers(self._stream, MATCH_QUEUE_GROUP):
+                name = _text(info.get("name", b""))
+                if int(info.get("pending", 1)) == 0 and int(info.get("idle", 0)) > CONSUMER_IDLE_MS:
+                    await redis.xgroup_delconsumer(self._stream, MATCH_QUEUE_GROUP, name)
 
     async def ack(self, delivery_ids: Sequence[str]) -> None:
         if not delivery_ids:

@@ -15,11 +15,15 @@ Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
 
 A keep-alive loop renews the deliveries and leases of running matches and
 stops matches whose campaign was canceled (the attacker's task is canceled
-too). A maintenance loop reclaims deliveries that a dead worker left idle
-beyond the visibility timeout, and finishes queueing campaigns whose submitter
-died. On shutdown the worker stops taking work, gives running matches
-``shutdown_grace_s`` to finish, then abandons the rest unacknowledged, so
-another replica (or this one, restarted) plays them again.
+too). Every half visibility timeout the worker reclaims deliveries that a dead
+worker left idle; a maintenance loop finishes queueing campaigns whose
+submitter died. Each try counts in the store, across workers: a match whose
+workers keep dying, or whose player keeps failing, ends as an error after
+``match_attempts``. Two deliveries of one match (a reclaim racing a slow
+worker) never play at once: the second waits on the first's lease and then
+finds its record. On shutdown the worker stops taking work, gives running
+matches ``shutdown_grace_s`` to finish, then abandons the rest
+unacknowledged, so another replica (or this one, restarted) plays them again.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ class CampaignWorker:
         self._campaigns: OrderedDict[str, Campaign] = OrderedDict()
         self._stopping = asyncio.Event()
         self._slots_free = asyncio.Event()
+        self._next_reclaim = 0.0
 
     @property
     def active(self) -> int:
@@ -131,7 +136,7 @@ class CampaignWorker:
                     await self._slots_free.wait()
                     continue
                 try:
-                    deliveries = await self._queue.receive(self.name, free, self._config.block_ms)
+                    deliveries = await self._take(free)
                 except StateUnavailableError as exc:
                     logger.warning("match queue unavailable: %s", exc)
                     await self._pause(1.0)
@@ -139,13 +144,33 @@ class CampaignWorker:
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
-            await self._drain()
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+            await self._drain()
+
+    async def _take(self, free: int) -> list[Delivery]:
+        # Reclaiming happens here, not in a loop of its own, so that the worker never
+        # holds more than ``concurrency`` deliveries.
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self._next_reclaim:
+            self._next_reclaim = loop.time() + self._reclaim_interval_s
+            min_idle_ms = int(self._config.visibility_timeout_s * 1000)
+            reclaimed = await self._queue.reclaim(self.name, min_idle_ms, free)
+            for delivery in reclaimed:
+                logger.info("took over match %s from a silent worker", delivery.match)
+            if reclaimed:
+                return reclaimed
+        block_ms = min(self._config.block_ms, max(10, int(self._reclaim_interval_s * 1000)))
+        return await self._queue.receive(self.name, free, block_ms)
+
+    @property
+    def _reclaim_interval_s(self) -> float:
+        return max(0.5, self._config.visibility_timeout_s / 2)
 
     def _start(self, delivery: Delivery) -> None:
-        if delivery.delivery_id in self._running:
+        if delivery.delivery_id in self._running or self._stopping.is_set():
+            # Stopping: left pending, so another replica (or this one, restarted) takes it.
             return
         running = _Running(delivery)
         self._running[delivery.delivery_id] = running
@@ -189,13 +214,13 @@ class CampaignWorker:
                 await self._play_and_record(campaign, job, running)
             await self._queue.ack([delivery.delivery_id])
         except asyncio.CancelledError:
-            # Shutdown or a lost store: the delivery stays pending and is reclaimed elsewhere.
+            # Shutdown: the delivery stays pending and is reclaimed (here after a restart, or elsewhere).
             raise
         except StateUnavailableError as exc:
             logger.warning("match %s handed back, state unavailable: %s", delivery.delivery_id, exc)
         except Exception:
             # One broken match must not stop the worker. Left unacknowledged, it is tried
-            # again (here or elsewhere) after the visibility timeout.
+            # again after the visibility timeout; its attempt count ends the loop.
             logger.exception("match %s failed unexpectedly; it will be retried", delivery.delivery_id)
         finally:
             self._running.pop(delivery.delivery_id, None)
@@ -208,27 +233,31 @@ class CampaignWorker:
             defender=job.cell.defender,
             defender_cap=defender_caps(spec).get(job.cell.defender),
         )
-        lease_s = self._config.visibility_timeout_s
         while True:
             status = await self._store.status(job.campaign_id)
+            if status is None:
+                return
             if status in ("canceled", "budget_exhausted"):
                 disposition: Disposition = "canceled" if status == "canceled" else "skipped"
                 await self._record(campaign, job, None, disposition, attempts=0)
                 return
-            if status is None:
+            grant = await self._store.acquire_slots(job, slots, self._config.visibility_timeout_s)
+            if grant == "taken":
+                if not await self._store.has_record(job.campaign_id, job.match_id):
+                    break
+                # Another worker recorded it while this one waited.
+                await self._store.release_slots(job)
                 return
-            if await self._store.acquire_slots(job, slots, lease_s):
-                if await self._store.has_record(job.campaign_id, job.match_id):
-                    # Another worker recorded it while this one waited for a lease.
-                    await self._store.release_slots(job)
-                    return
-                break
+            if grant == "held" and await self._store.has_record(job.campaign_id, job.match_id):
+                return
+            # "full": no room yet. "held": another delivery of this match is being played;
+            # wait for its record (or for its lease to lapse if its worker died).
             await self._pause(SLOT_WAIT_S)
             if self._stopping.is_set():
                 raise asyncio.CancelledError
         try:
             result, attempts = await self._play_with_retries(job, running)
-            if running.canceled:
+            if result is None:
                 await self._record(campaign, job, None, "canceled", attempts=attempts)
             else:
                 await self._record(campaign, job, result, "played", attempts=attempts)
@@ -237,38 +266,27 @@ class CampaignWorker:
                 await self._store.release_slots(job)
 
     async def _play_with_retries(self, job: MatchJob, running: _Running) -> tuple[MatchResult | None, int]:
-        attempts = 0
+        """Play until a result worth keeping; None when the campaign was canceled meanwhile."""
         info = json.dumps({"worker": self.name, "attacker": job.attacker_url, "since": _now().isoformat()})
+        limit = self._config.match_attempts
+        attempt = 0
         while True:
             if running.canceled:
-                return None, attempts
+                return None, attempt
+            # Counted in the store across workers: a match whose worker keeps dying ends too.
             attempt = await self._store.mark_running(job, info)
-            attempts = attempt
             started = _now()
-            retryable = False
-            running.play = asyncio.create_task(self._player.play(job), name=f"play-{job.match_id}")
-            try:
-                async with asyncio.timeout(job.timeout_s):
-                    result = await running.play
-                retryable = result.outcome == "error" and result.error_kind in RETRYABLE_RESULT_KINDS
-            except TimeoutError:
-                message = f"the match did not finish within {job.timeout_s:g} s (match_timeout_s)"
-                return error_result(job, "match_timeout", message, started), attempts
-            except asyncio.CancelledError:
-                if running.canceled:
-                    return None, attempts
-                raise
-            except ArenaError as exc:
-                # Raised, not reported: the attacker itself (or the state) failed, not the match.
-                result = error_result(job, exc.kind, exc.message, started)
-                retryable = isinstance(exc, TargetError | StateUnavailableError | ModelUnavailableError)
-            finally:
-                running.play = None
-            if running.canceled:
-                return None, attempts
-            # ``attempt`` counts tries by every worker, so a match that kills workers ends too.
-            if not retryable or attempt >= self._config.match_attempts:
-                return result, attempts
+            if attempt > limit:
+                message = (
+                    f"gave up after {limit} attempt(s): the workers playing it stopped or crashed "
+                    "before it finished"
+                )
+                return error_result(job, "attempts_exhausted", message, started), attempt
+            result, retryable = await self._play_once(job, running, started)
+            if result is None:
+                return None, attempt
+            if not retryable or attempt >= limit:
+                return result, attempt
             delay = min(MAX_BACKOFF_S, self._config.retry_backoff_s * 2 ** (attempt - 1))
             logger.info(
                 "match %s: %s (%s); try %d of %d failed, next in %.1f s",
@@ -276,12 +294,47 @@ class CampaignWorker:
                 result.error_kind,
                 result.error,
                 attempt,
-                self._config.match_attempts,
+                limit,
                 delay,
             )
             await self._pause(delay)
             if self._stopping.is_set():
                 raise asyncio.CancelledError
+
+    async def _play_once(
+        self, job: MatchJob, running: _Running, started: datetime
+    ) -> tuple[MatchResult | None, bool]:
+        """One try: ``(result, worth retrying)``; ``(None, False)`` when canceled meanwhile."""
+        running.play = asyncio.create_task(self._player.play(job), name=f"play-{job.match_id}")
+        if running.canceled:  # the cancel may have landed while mark_running was awaited
+            running.play.cancel()
+        timeout = asyncio.timeout(job.timeout_s)
+        try:
+            async with timeout:
+                result = await running.play
+            return result, result.outcome == "error" and result.error_kind in RETRYABLE_RESULT_KINDS
+        except asyncio.CancelledError:
+            if running.canceled:
+                return None, False
+            raise
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            message = f"the match did not finish within {job.timeout_s:g} s (match_timeout_s)"
+            return error_result(job, "match_timeout", message, started), False
+        except ArenaError as exc:
+            # Raised, not reported: the attacker itself (or the state) failed, not the match.
+            if running.canceled:
+                return None, False
+            retryable = isinstance(exc, TargetError | StateUnavailableError | ModelUnavailableError)
+            return error_result(job, exc.kind, exc.message, started), retryable
+        except Exception as exc:
+            if running.canceled:
+                return None, False
+            logger.exception("match %s: the player failed", job.match_id)
+            return error_result(job, "internal_error", f"{type(exc).__name__}: {exc}", started), False
+        finally:
+            running.play = None
 
     async def _record(
         self,
@@ -306,7 +359,7 @@ class CampaignWorker:
             error=result.error if result else None,
             error_kind=result.error_kind if result else None,
             attempts=attempts,
-            trace_id=job.trace_context.get("trace_id"),
+            trace_id=None,
             finished_at=_now(),
         )
         record = MatchRecord(
@@ -327,6 +380,8 @@ class CampaignWorker:
                 await self._keep_alive()
             except StateUnavailableError as exc:
                 logger.warning("keep-alive failed: %s", exc)
+            except Exception:
+                logger.exception("keep-alive failed")
 
     async def _keep_alive(self) -> None:
         held = list(self._running.values())
@@ -341,29 +396,22 @@ class CampaignWorker:
             await self._store.renew_slots(job, self._config.visibility_timeout_s)
             if job.campaign_id not in statuses:
                 statuses[job.campaign_id] = await self._store.status(job.campaign_id)
-            if statuses[job.campaign_id] == "canceled" and not running.canceled:
+            if statuses[job.campaign_id] == "canceled":
                 running.canceled = True
-                self._cancel_play(running)
-
-    def _cancel_play(self, running: _Running) -> None:
-        # Cancels only the attacker call (which cancels the attacker's task);
-        # _play_with_retries sees ``canceled`` and the match is recorded as canceled.
-        if running.play is not None:
-            running.play.cancel()
+                # Every pass, until the play is over: a cancel must not be lost to a race.
+                if running.play is not None and not running.play.done():
+                    running.play.cancel()
 
     async def _maintenance_loop(self) -> None:
         interval = max(0.5, self._config.visibility_timeout_s / 2)
         while True:
             try:
                 await self._service.resume_queueing()
-                free = self._config.concurrency - len(self._running)
-                if free > 0 and not self._stopping.is_set():
-                    min_idle_ms = int(self._config.visibility_timeout_s * 1000)
-                    for delivery in await self._queue.reclaim(self.name, min_idle_ms, free):
-                        logger.info("reclaimed match %s from a silent worker", delivery.match)
-                        self._start(delivery)
+                await self._queue.prune_consumers()
             except StateUnavailableError as exc:
                 logger.warning("maintenance pass failed: %s", exc)
+            except Exception:
+                logger.exception("maintenance pass failed")
             await asyncio.sleep(interval)
 
 

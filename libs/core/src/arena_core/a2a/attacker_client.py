@@ -10,12 +10,13 @@ If the stream breaks before the task ends, the task is polled until it does.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from a2a.client import A2AClientError, Client, ClientConfig, ClientFactory
+from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -27,6 +28,7 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
@@ -42,6 +44,7 @@ from arena_core.match_models import (
 
 TurnCallback = Callable[[TurnRecord], Awaitable[None]]
 TaskCallback = Callable[[str], Awaitable[None]]
+logger = logging.getLogger(__name__)
 CANCEL_TIMEOUT_S = 5.0
 
 _TERMINAL = frozenset(
@@ -165,7 +168,7 @@ async def play_remote_match(
                 try:
                     async for event in client.send_message(SendMessageRequest(message=message)):
                         await follower.feed(event)
-                except (A2AClientError, httpx.HTTPError) as exc:
+                except (A2AError, httpx.HTTPError) as exc:
                     if follower.task_id is None:
                         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
                 # The stream ended or broke before the task did: poll the task to its end.
@@ -188,8 +191,10 @@ async def play_remote_match(
         raise TargetUnreachableError(
             f"attacker {attacker_url} did not finish within {timeout_s:g} s"
         ) from exc
-    except A2AClientError as exc:
+    except A2AError as exc:  # client errors and the JSON-RPC errors the attacker answered
         raise TargetProtocolError(f"attacker {attacker_url} failed: {exc}") from exc
+    except httpx.HTTPError as exc:  # the attacker went away while its task was being polled
+        raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
     finally:
         if client is not None:
             await client.close()
@@ -201,9 +206,11 @@ async def _cancel_quietly(client: Client, task_id: str) -> None:
     """Ask the attacker to cancel ``task_id``; never raises (the match is being abandoned)."""
     try:
         async with asyncio.timeout(CANCEL_TIMEOUT_S):
-            await asyncio.shield(client.cancel_task(CancelTaskRequest(id=task_id)))
-    except (A2AClientError, httpx.HTTPError, TimeoutError, asyncio.CancelledError, ArenaError):
+            await client.cancel_task(CancelTaskRequest(id=task_id))
+    except (TimeoutError, asyncio.CancelledError):
         return
+    except Exception as exc:  # noqa: BLE001 - e.g. "not cancelable": the task already ended
+        logger.debug("could not cancel attacker task %s: %s", task_id, exc)
 
 
 __all__ = ["TaskCallback", "TurnCallback", "play_remote_match"]

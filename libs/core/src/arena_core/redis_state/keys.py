@@ -19,6 +19,7 @@ key                                        type    content
                                                    ``t`` trace context (JSON); consumer group
                                                    ``arena-orchestrators``
 ``arena:[ns:]orch:campaigns``              zset    campaign ids by creation time (ms)
+``arena:[ns:]orch:unfinished``             set     ids of campaigns still accounting for matches
 ``arena:[ns:]orch:campaign:{id}``          hash    ``spec``, ``created``, ``total``, ``enqueued``, ``done``,
                                                    ``status``, ``started``, ``finished``, ``max_tokens``
 ``arena:[ns:]orch:campaign:{id}:results``  hash    match id -> MatchRecord JSON (written once: HSETNX)
@@ -97,6 +98,11 @@ class RedisKeys:
     def campaigns(self) -> str:
         """Campaign ids by creation time."""
         return f"{self.base}orch:campaigns"
+
+    @property
+    def unfinished_campaigns(self) -> str:
+        """Ids of campaigns not every match of which is accounted for (for resuming)."""
+        return f"{self.base}orch:unfinished"
 
     def campaign(self, campaign_id: str) -> str:
         """The hash of one campaign's spec and counters."""
