@@ -30,6 +30,7 @@ from arena_core.match_models import MatchResult, Outcome
 from arena_core.redis_state import RedisClients, RedisConfig, RedisKeys
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_core.stats import wilson_interval
+from arena_orchestrator import redis_match_queue
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -44,7 +45,7 @@ from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignStore, 
 from arena_orchestrator.errors import CampaignTooLargeError
 from arena_orchestrator.expansion import job_for
 from arena_orchestrator.match_queue import Delivery, MatchQueue, MemoryMatchQueue, QueuedMatch
-from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
+from arena_orchestrator.memory_campaign_store import MAX_FINISHED_CAMPAIGNS, MemoryCampaignStore
 from arena_orchestrator.progress import build_progress
 from arena_orchestrator.redis_campaign_store import RedisCampaignStore
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
@@ -979,3 +980,137 @@ async def test_a_canceled_campaign_whose_submitter_died_is_still_accounted_for(b
     assert state.status == "canceled"
     assert state.done == campaign.total, f"only {state.done} of {campaign.total} matches accounted for"
     assert state.finished_at is not None
+
+
+# --- review fixes: enqueue lock, cancel after the budget, keep-alive, unfinished, retention ------------
+
+
+async def test_the_enqueue_lock_excludes_other_owners_until_it_lapses(backend: Backend) -> None:
+    # The memory store's lock is a real one too: one owner at a time, released only by its owner.
+    store, other = backend.store, backend.other_store
+    campaign = await created(backend)
+    assert await store.lock_enqueue(campaign.id, "owner-a", SHORT_S)
+    assert not await other.lock_enqueue(campaign.id, "owner-b", LONG_LEASE_S)
+    await other.unlock_enqueue(campaign.id, "owner-b")
+    assert not await other.lock_enqueue(campaign.id, "owner-b", LONG_LEASE_S), "B released A's lock"
+    await eventually(
+        lambda: other.lock_enqueue(campaign.id, "owner-b", LONG_LEASE_S), "B takes the lock once A's lapsed"
+    )
+    assert not await store.lock_enqueue(campaign.id, "owner-a", LONG_LEASE_S), "A's lapsed lock came back"
+    await other.unlock_enqueue(campaign.id, "owner-b")
+    assert await store.lock_enqueue(campaign.id, "owner-a", LONG_LEASE_S)
+
+
+async def test_cancel_a_budget_exhausted_campaign_still_winding_down(backend: Backend) -> None:
+    campaign = await created(backend, make_spec(attackers=1, defenders=1, repetitions=3, max_tokens=10))
+    await backend.store.mark_running(job_for(campaign, 1), '{"worker": "w"}')  # still playing
+    assert await backend.store.record(played(campaign, 0, attacker=usage(8, 8, 1)), max_tokens=10)
+    assert await backend.store.status(campaign.id) == "budget_exhausted"
+
+    assert await backend.other_store.cancel(campaign.id) == "canceled"
+    assert await backend.store.status(campaign.id) == "canceled"
+    for index in (1, 2):
+        assert await backend.store.record(unplayed(campaign, index, "canceled"), max_tokens=10)
+    state = await backend.store.state(campaign.id)
+    assert state is not None
+    assert (state.status, state.done, state.running) == ("canceled", 3, 0)
+    assert state.finished_at is not None
+
+
+async def test_cancel_leaves_a_finished_budget_exhausted_campaign_unchanged(backend: Backend) -> None:
+    campaign = await created(backend, make_spec(attackers=1, defenders=1, repetitions=2, max_tokens=10))
+    await backend.store.record(played(campaign, 0, attacker=usage(8, 8, 1)), max_tokens=10)
+    await backend.store.record(unplayed(campaign, 1, "skipped"), max_tokens=10)
+    assert await backend.store.status(campaign.id) == "budget_exhausted"
+    assert await backend.store.cancel(campaign.id) == "budget_exhausted"
+    assert await backend.other_store.status(campaign.id) == "budget_exhausted"
+
+
+def _decoded(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def test_keep_alive_does_not_take_back_a_delivery_another_consumer_took_over(
+    redis_backend: Backend,
+) -> None:
+    queue, other = redis_backend.queue, redis_backend.other_queue
+    await queue.enqueue(_matches("c-q", [0]))
+    [delivery] = await queue.receive("slow-worker", 1, 1000)
+    taken = await eventually(lambda: other.reclaim("rescuer", 200, 10), "the idle delivery is taken over")
+    assert taken == [delivery]
+
+    await queue.keep_alive("slow-worker", [delivery.delivery_id])  # the slow worker wakes up
+    stream = redis_backend.keys.match_queue
+    pending = await redis_backend.redis.xpending_range(stream, MATCH_QUEUE_GROUP, "-", "+", 10)
+    assert [_decoded(p["consumer"]) for p in pending] == ["rescuer"], "keep-alive took the delivery back"
+    # The new owner's keep-alive still works: no third consumer can take it.
+    await other.keep_alive("rescuer", [delivery.delivery_id])
+    assert await queue.reclaim("third", 30_000, 10) == []
+
+
+async def test_unfinished_ids_lists_only_campaigns_still_accounting_for_matches(backend: Backend) -> None:
+    small = make_spec(attackers=1, defenders=1, repetitions=2)
+    completed, canceled, running, queued = [await created(backend, small) for _ in range(4)]
+    for index in range(2):
+        await backend.store.record(played(completed, index), max_tokens=None)
+    await backend.store.record(played(running, 0), max_tokens=None)
+    assert await backend.store.cancel(canceled.id) == "canceled"  # final status, matches unaccounted
+
+    expected = sorted([canceled.id, running.id, queued.id])
+    assert sorted(await backend.other_store.unfinished_ids()) == expected
+    for index in range(2):
+        await backend.store.record(unplayed(canceled, index, "canceled"), max_tokens=None)
+    await backend.other_store.record(played(running, 1), max_tokens=None)
+    assert await backend.store.unfinished_ids() == [queued.id]
+
+
+async def test_unfinished_ids_forget_campaigns_whose_keys_are_gone(redis_backend: Backend) -> None:
+    gone, kept = await created(redis_backend), await created(redis_backend)
+    await redis_backend.redis.delete(redis_backend.keys.campaign(gone.id))
+    assert await redis_backend.store.unfinished_ids() == [kept.id]
+    assert not await redis_backend.redis.sismember(redis_backend.keys.unfinished_campaigns, gone.id)
+
+
+async def test_prune_consumers_deletes_idle_consumers_holding_nothing(
+    redis_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idle_ms = 300
+    monkeypatch.setattr(redis_match_queue, "CONSUMER_IDLE_MS", idle_ms)
+    queue, redis, stream = redis_backend.queue, redis_backend.redis, redis_backend.keys.match_queue
+    await queue.enqueue(_matches("c-q", [0, 1, 2]))
+    [done] = await queue.receive("finished-worker", 1, 1000)
+    await queue.ack([done.delivery_id])
+    assert len(await queue.receive("holding-worker", 1, 1000)) == 1
+
+    async def idle_by_consumer() -> dict[str, int]:
+        consumers = await redis.xinfo_consumers(stream, MATCH_QUEUE_GROUP)
+        return {_decoded(c["name"]): int(c["idle"]) for c in consumers}
+
+    async def both_long_idle() -> bool:
+        idle = await idle_by_consumer()
+        return all(idle.get(name, 0) > idle_ms for name in ("finished-worker", "holding-worker"))
+
+    await eventually(both_long_idle, "both consumers are idle longer than CONSUMER_IDLE_MS")
+    [latest] = await queue.receive("fresh-worker", 1, 1000)  # a live worker, holding nothing
+    await queue.ack([latest.delivery_id])
+    await redis_backend.other_queue.prune_consumers()
+    assert set(await idle_by_consumer()) == {"holding-worker", "fresh-worker"}
+
+
+async def test_the_memory_store_keeps_at_most_max_finished_campaigns() -> None:
+    store = MemoryCampaignStore()
+    spec = make_spec(attackers=1, defenders=1, repetitions=1)
+    unfinished = make_campaign(spec, created_at=T0)
+    await store.create(unfinished)
+    finished: list[Campaign] = []
+    for k in range(MAX_FINISHED_CAMPAIGNS + 5):
+        campaign = make_campaign(spec, created_at=T0 + timedelta(seconds=k + 1))
+        await store.create(campaign)
+        assert await store.record(played(campaign, 0), max_tokens=None)
+        finished.append(campaign)
+
+    ids = await store.list_ids(10 * MAX_FINISHED_CAMPAIGNS)
+    assert len(ids) == MAX_FINISHED_CAMPAIGNS + 1
+    assert set(ids) == {unfinished.id} | {c.id for c in finished[5:]}, "not the oldest finished dropped"
+    assert await store.get(finished[0].id) is None and await store.state(finished[4].id) is None
+    assert await store.unfinished_ids() == [unfinished.id]

@@ -12,10 +12,12 @@ idempotent record counts its matches once).
 
 from __future__ import annotations
 
+import logging
 import secrets
 import uuid
 from datetime import UTC, datetime
 
+from arena_core.redis_state import StateUnavailableError
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -29,6 +31,8 @@ from arena_orchestrator.errors import BuiltinAttackerMissingError, CampaignTooLa
 from arena_orchestrator.expansion import campaign_id_of
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.progress import build_progress
+
+logger = logging.getLogger(__name__)
 
 ENQUEUE_BATCH = 500
 ENQUEUE_LOCK_S = 30.0
@@ -119,12 +123,18 @@ class CampaignService:
         """
         resumed = 0
         for campaign_id in await self.store.unfinished_ids():
-            queued = await self.store.enqueue_progress(campaign_id)
-            campaign = await self.store.get(campaign_id)
-            if campaign is None or queued is None or queued >= campaign.total:
-                continue
-            if await self.enqueue_remaining(campaign):
-                resumed += 1
+            try:
+                queued = await self.store.enqueue_progress(campaign_id)
+                campaign = await self.store.get(campaign_id)
+                if campaign is None or queued is None or queued >= campaign.total:
+                    continue
+                if await self.enqueue_remaining(campaign):
+                    resumed += 1
+            except StateUnavailableError:
+                raise
+            except Exception:
+                # One unreadable campaign (e.g. written by a newer version) must not block the rest.
+                logger.exception("cannot resume queueing campaign %s", campaign_id)
         return resumed
 
     async def campaign(self, campaign_id: str) -> Campaign:

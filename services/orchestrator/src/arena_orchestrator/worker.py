@@ -87,6 +87,9 @@ class _Running:
     task: asyncio.Task[None] | None = None
     play: asyncio.Task[MatchResult] | None = None
     canceled: bool = False
+    leased: bool = False
+    """True once this delivery holds the match's leases: only then does the keep-alive renew them
+    (a delivery waiting on another's lease must not keep a dead worker's lease alive)."""
 
 
 class CampaignWorker:
@@ -144,9 +147,15 @@ class CampaignWorker:
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
-            for task in background:
-                task.cancel()
-            await asyncio.gather(*background, return_exceptions=True)
+            # The loops end by themselves once stopping; cancelling hurries a pass along.
+            # (Python 3.11 can lose a cancel inside redis-py's wait_for: hence the retries.)
+            pending = set(background)
+            for _ in range(50):
+                for task in pending:
+                    task.cancel()
+                _, pending = await asyncio.wait(pending, timeout=0.2)
+                if not pending:
+                    break
             await self._drain()
 
     async def _take(self, free: int) -> list[Delivery]:
@@ -243,10 +252,12 @@ class CampaignWorker:
                 return
             grant = await self._store.acquire_slots(job, slots, self._config.visibility_timeout_s)
             if grant == "taken":
+                running.leased = True
                 if not await self._store.has_record(job.campaign_id, job.match_id):
                     break
                 # Another worker recorded it while this one waited.
                 await self._store.release_slots(job)
+                running.leased = False
                 return
             if grant == "held" and await self._store.has_record(job.campaign_id, job.match_id):
                 return
@@ -331,6 +342,9 @@ class CampaignWorker:
         except Exception as exc:
             if running.canceled:
                 return None, False
+            if timeout.expired():
+                message = f"the match did not finish within {job.timeout_s:g} s (match_timeout_s)"
+                return error_result(job, "match_timeout", message, started), False
             logger.exception("match %s: the player failed", job.match_id)
             return error_result(job, "internal_error", f"{type(exc).__name__}: {exc}", started), False
         finally:
@@ -374,8 +388,8 @@ class CampaignWorker:
             logger.info("match %s already had a record; this one was discarded", job.match_id)
 
     async def _keep_alive_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._config.keep_alive_s)
+        while not self._stopping.is_set():
+            await self._pause(self._config.keep_alive_s)
             try:
                 await self._keep_alive()
             except StateUnavailableError as exc:
@@ -393,7 +407,8 @@ class CampaignWorker:
             job = running.job
             if job is None:
                 continue
-            await self._store.renew_slots(job, self._config.visibility_timeout_s)
+            if running.leased:
+                await self._store.renew_slots(job, self._config.visibility_timeout_s)
             if job.campaign_id not in statuses:
                 statuses[job.campaign_id] = await self._store.status(job.campaign_id)
             if statuses[job.campaign_id] == "canceled":
@@ -404,7 +419,7 @@ class CampaignWorker:
 
     async def _maintenance_loop(self) -> None:
         interval = max(0.5, self._config.visibility_timeout_s / 2)
-        while True:
+        while not self._stopping.is_set():
             try:
                 await self._service.resume_queueing()
                 await self._queue.prune_consumers()
@@ -412,7 +427,7 @@ class CampaignWorker:
                 logger.warning("maintenance pass failed: %s", exc)
             except Exception:
                 logger.exception("maintenance pass failed")
-            await asyncio.sleep(interval)
+            await self._pause(interval)
 
 
 def _now() -> datetime:
