@@ -73,6 +73,13 @@ def _settings(**overrides: object) -> ArenaSettings:
     return settings
 
 
+def _telemetry(service: str) -> None:
+    # Before the service and its agent libraries are imported (see arena_core.telemetry).
+    from arena_core.telemetry import configure_telemetry
+
+    configure_telemetry(service)
+
+
 def _param_value(raw: str) -> bool | int | float | str:
     lowered = raw.strip().lower()
     if lowered in ("true", "false"):
@@ -141,6 +148,7 @@ def serve_defender_command(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8081,
 ) -> None:
     """Serve the defender A2A agent (blue team)."""
+    _telemetry("defender")
     from arena_defender import serve_defender
 
     serve_defender(_settings(), host=host, port=port)
@@ -152,6 +160,7 @@ def serve_attacker_command(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8082,
 ) -> None:
     """Serve the attacker A2A agent (red team) with its "red-team a target" skill."""
+    _telemetry("attacker")
     from arena_attacker import serve_attacker
 
     serve_attacker(_settings(), host=host, port=port)
@@ -163,6 +172,7 @@ def serve_orchestrator_command(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8080,
 ) -> None:
     """Serve the orchestrator: REST API (/v1, /openapi.json), dashboard (/dashboard) and a worker."""
+    _telemetry("orchestrator")
     from arena_orchestrator import serve_orchestrator
 
     serve_orchestrator(_settings(), host=host, port=port)
@@ -191,6 +201,7 @@ def serve_model_command(
     ] = None,
 ) -> None:
     """Serve the embedded OpenAI-compatible model (chat completions)."""
+    _telemetry("model")
     from arena_model import serve_model
 
     settings = _settings(

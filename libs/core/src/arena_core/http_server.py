@@ -7,6 +7,8 @@ import socket
 import uvicorn
 from starlette.types import ASGIApp
 
+from arena_core.telemetry.setup import instrument_asgi
+
 
 def public_url_for(host: str, port: int, configured: str | None) -> str:
     """The URL other agents should use to reach a service.
@@ -26,11 +28,13 @@ def public_url_for(host: str, port: int, configured: str | None) -> str:
 def run_app(app: ASGIApp, *, host: str, port: int, log_level: str = "info") -> None:
     """Serve ``app`` until SIGINT/SIGTERM, letting uvicorn bind the socket.
 
+    With telemetry configured, the app runs behind the OpenTelemetry ASGI middleware.
+
     uvicorn binds itself (not a pre-made socket): a socket created with
     protocol 0 silently loses TCP_NODELAY and stalls kept-alive connections.
     """
     config = uvicorn.Config(
-        app,
+        instrument_asgi(app),
         host=host,
         port=port,
         log_level=log_level,

@@ -160,6 +160,8 @@ class MatchResult(BaseModel):
     attacker_refusal: str | None = None
     """The attacker model's refusal text when the outcome is ``attacker_refused``."""
     reproducibility: Reproducibility | None = None
+    trace_id: str | None = None
+    """The OpenTelemetry trace id (32 hex digits) of the match, when it was traced."""
 
 
 __all__ = [

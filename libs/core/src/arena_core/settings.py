@@ -129,6 +129,9 @@ class ArenaSettings(BaseSettings):
     orchestrator_max_spec_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
     campaign_ttl_s: float = Field(default=30 * 86_400.0, gt=0)
 
+    # Observability. OTEL_* variables configure OpenTelemetry itself (see observability/README.md).
+    jaeger_url: str | None = None
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     @field_validator(
@@ -143,6 +146,7 @@ class ArenaSettings(BaseSettings):
         "defender_url",
         "attacker_url",
         "orchestrator_url",
+        "jaeger_url",
         "public_url",
         "redis_url",
         "defender_system_prompt",

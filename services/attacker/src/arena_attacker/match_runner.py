@@ -36,6 +36,9 @@ from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
 from arena_core.settings import ArenaSettings, Side
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.metrics import record_match
+from arena_core.telemetry.spans import current_trace_id, tracer
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +99,32 @@ class MatchRunner:
         return {"Authorization": f"Bearer {token}"}
 
     async def run(self, request: MatchRequest, *, on_turn: TurnListener | None = None) -> MatchResult:
-        """Play ``request`` and return its result (see the module doc for errors)."""
+        """Play ``request`` and return its result (see the module doc for errors).
+
+        The match is one ``invoke_agent arena-attacker`` span (a child of the caller's
+        span when the request carried a ``traceparent``); its trace id is in the result.
+        """
+        labels = {attrs.ARENA_STRATEGY: request.strategy, attrs.ARENA_JUDGE: request.judge}
+        with tracer().start_as_current_span(
+            "invoke_agent arena-attacker",
+            attributes={
+                attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_INVOKE_AGENT,
+                attrs.GEN_AI_AGENT_NAME: "arena-attacker",
+                attrs.ARENA_TARGET_URL: request.target,
+                **({attrs.ARENA_MATCH_ID: request.match_id} if request.match_id else {}),
+                **labels,
+            },
+        ) as span:
+            result = await self._run(request, on_turn=on_turn)
+            span.set_attribute(attrs.ARENA_OUTCOME, result.outcome)
+            if result.verdict is not None:
+                span.set_attribute(attrs.ARENA_VERDICT, result.verdict.success)
+            if result.error_kind:
+                span.set_attribute(attrs.ARENA_ERROR_KIND, result.error_kind)
+            record_match(result.outcome, labels)
+            return result.model_copy(update={"trace_id": current_trace_id()})
+
+    async def _run(self, request: MatchRequest, *, on_turn: TurnListener | None) -> MatchResult:
         judge = self.validate(request)
         headers = self._target_headers(request)
         strategy = create_strategy(

@@ -19,12 +19,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry.trace import Span
+
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
 from arena_core.errors import TargetProtocolError
 from arena_core.judges import Judge, JudgeVerdict
 from arena_core.llm import TokenUsage
 from arena_core.match_models import MatchRequest, TurnRecord
 from arena_core.objective import Objective
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.metrics import record_turn
+from arena_core.telemetry.spans import tracer
 
 TurnListener = Callable[[TurnRecord], Awaitable[None]]
 
@@ -139,6 +144,14 @@ class MatchSession:
         if self.over:
             raise MatchOver
         self._reserved += 1
+        with tracer().start_as_current_span(
+            "arena.turn", attributes={attrs.ARENA_STRATEGY: self.request.strategy}
+        ) as span:
+            return await self._play_traced(conversation, text, reasoning=reasoning, replay=replay, span=span)
+
+    async def _play_traced(
+        self, conversation: Conversation, text: str, *, reasoning: str | None, replay: bool, span: Span
+    ) -> TurnRecord:
         try:
             is_new = not conversation.started
             started_at = datetime.now(UTC)
@@ -148,6 +161,7 @@ class MatchSession:
         except BaseException:
             self._reserved -= 1
             raise
+        record_turn(duration_ms / 1000, {attrs.ARENA_STRATEGY: self.request.strategy})
         if reply.state == "failed":
             raise TargetProtocolError(
                 f"the target's task failed instead of answering: {reply.text or 'no reason given'}"
@@ -173,6 +187,7 @@ class MatchSession:
             defender_usage=usage,
         )
         self.turns.append(record)
+        span.set_attributes({attrs.ARENA_TURN: record.turn, attrs.ARENA_VERDICT: verdict.success})
         if verdict.success and self.winning_verdict is None:
             self.winning_verdict = verdict
         if self._on_turn is not None:

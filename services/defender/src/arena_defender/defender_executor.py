@@ -37,9 +37,12 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
+from opentelemetry.trace import Span
 
 from arena_core.conversation_store import ConversationStore
 from arena_core.errors import ArenaError
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.spans import tracer
 from arena_defender.defender_model import DefenderModel
 from arena_defender.output_guard import OutputGuard
 
@@ -110,6 +113,18 @@ class DefenderExecutor(AgentExecutor):
                 _agent_text(updater, f"The message is longer than {MAX_INPUT_CHARS} characters.")
             )
             return
+        with tracer().start_as_current_span(
+            "invoke_agent arena-defender",
+            attributes={
+                attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_INVOKE_AGENT,
+                attrs.GEN_AI_AGENT_NAME: "arena-defender",
+                attrs.GEN_AI_CONVERSATION_ID: context_id,
+                attrs.ARENA_PROFILE: self._profile,
+            },
+        ) as span:
+            await self._answer(updater, context_id, text, span)
+
+    async def _answer(self, updater: TaskUpdater, context_id: str, text: str, span: Span) -> None:
         user = {"role": "user", "content": text}
         guard_reason: str | None = None
         try:
@@ -129,6 +144,7 @@ class DefenderExecutor(AgentExecutor):
         except ArenaError as exc:
             # Model or shared-state failures: say which; the conversation stays usable.
             logger.warning("defender turn failed: %s", exc.message)
+            span.set_attribute(attrs.ARENA_ERROR_KIND, exc.kind)
             await updater.failed(
                 _agent_text(updater, f"The defender could not answer: {exc.message}", exc.kind)
             )
@@ -143,6 +159,7 @@ class DefenderExecutor(AgentExecutor):
         }
         if guard_reason is not None:
             arena["guard"] = guard_reason
+            span.set_attribute(attrs.ARENA_GUARD, guard_reason)
         answer = updater.new_agent_message(parts=[Part(text=said)], metadata={"arena": arena})
         await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
 

@@ -13,6 +13,7 @@ from typing import Final
 import uvicorn
 
 from arena_core.errors import ConfigError
+from arena_core.telemetry import instrument_asgi
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
 from arena_model.llama_cpp_engine import LlamaCppEngine
@@ -105,7 +106,7 @@ def serve_model(
             chat_engine.load()
         level = log_level.lower()
         uvicorn.run(
-            create_app(chat_engine),
+            instrument_asgi(create_app(chat_engine)),
             host=host,
             port=port,
             log_level=level,

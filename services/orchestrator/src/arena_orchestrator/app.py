@@ -23,6 +23,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from arena_core.errors import ArenaError
 from arena_core.redis_state import RedisClients, RedisConfig, redacted
 from arena_core.settings import ArenaSettings
+from arena_core.telemetry import telemetry_enabled
+from arena_core.telemetry.metrics import observe_queue_depth
 from arena_orchestrator.api import arena_error_response, build_api_router, error_response
 from arena_orchestrator.campaign_models import CampaignReport
 from arena_orchestrator.campaign_service import CampaignService
@@ -37,6 +39,7 @@ from arena_orchestrator.redis_match_queue import RedisMatchQueue
 from arena_orchestrator.worker import CampaignWorker, WorkerConfig
 
 VERSION = "0.1.0"
+QUEUE_DEPTH_INTERVAL_S = 5.0
 logger = logging.getLogger(__name__)
 
 
@@ -74,7 +77,22 @@ def create_service(settings: ArenaSettings, store: CampaignStore, queue: MatchQu
         queue,
         max_campaign_matches=settings.orchestrator_max_campaign_matches,
         builtin_attacker=settings.attacker_url is not None,
+        jaeger_url=settings.jaeger_url,
     )
+
+
+_queue_depth: list[int] = []
+
+
+async def _watch_queue_depth(queue: MatchQueue) -> None:
+    """Keep the last known queue depth for the ``arena.queue.depth`` gauge (metrics are sync)."""
+    if not telemetry_enabled():
+        return
+    observe_queue_depth(lambda: _queue_depth[-1] if _queue_depth else None)
+    while True:
+        with contextlib.suppress(ArenaError):
+            _queue_depth[:] = [await queue.depth()]
+        await asyncio.sleep(QUEUE_DEPTH_INTERVAL_S)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -120,9 +138,11 @@ def create_orchestrator_app(
         else:
             logger.info("campaign state in Redis at %s", redacted(settings.redis_url))
         task = asyncio.create_task(worker.run(), name="campaign-worker") if run_worker else None
+        depth_task = asyncio.create_task(_watch_queue_depth(queue), name="queue-depth")
         try:
             yield
         finally:
+            depth_task.cancel()
             worker.stop()
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)

@@ -92,6 +92,8 @@ class MatchRecord(_Model):
     result: MatchResult | None = None
     attacker_url: str | None = None
     worker: str | None = None
+    trace_url: str | None = None
+    """The match's trace in the Jaeger UI (when ``ARENA_JAEGER_URL`` is set and it was traced)."""
 
 
 class Campaign(_Model):

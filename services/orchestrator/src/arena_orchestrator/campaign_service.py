@@ -17,7 +17,11 @@ import secrets
 import uuid
 from datetime import UTC, datetime
 
+from opentelemetry import propagate
+
 from arena_core.redis_state import StateUnavailableError
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.spans import tracer
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -84,8 +88,15 @@ class CampaignService:
         campaign = Campaign(
             id=new_campaign_id(), spec=spec, created_at=datetime.now(UTC), total=spec.match_count
         )
-        await self.store.create(campaign)
-        await self.enqueue_remaining(campaign, trace_context or {})
+        # Each match gets a trace of its own; the campaign's span is the link between them.
+        with tracer().start_as_current_span(
+            "arena.campaign",
+            attributes={attrs.ARENA_CAMPAIGN_ID: campaign.id, attrs.ARENA_CAMPAIGN_MATCHES: campaign.total},
+        ):
+            carrier = dict(trace_context or {})
+            propagate.inject(carrier)
+            await self.store.create(campaign)
+            await self.enqueue_remaining(campaign, carrier)
         return await self.progress(campaign.id)
 
     async def enqueue_remaining(
@@ -182,6 +193,9 @@ class CampaignService:
         record = await self.store.get_record(campaign_id, match_id) if campaign_id else None
         if record is None:
             raise NotFoundError(f"no finished match '{match_id}' (unknown, still running, or expired)")
+        if self._jaeger_url and record.summary.trace_id:
+            url = f"{self._jaeger_url.rstrip('/')}/trace/{record.summary.trace_id}"
+            record = record.model_copy(update={"trace_url": url})
         return record
 
     async def report(self, campaign_id: str, *, fail_above: float | None = None) -> CampaignReport:

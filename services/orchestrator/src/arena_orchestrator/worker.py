@@ -39,9 +39,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import Link, Span, SpanKind
+
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetError
 from arena_core.match_models import MatchResult
 from arena_core.redis_state import StateUnavailableError
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.spans import current_trace_id, tracer
 from arena_orchestrator.campaign_models import Campaign, Disposition, MatchJob, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_store import SlotRequest
@@ -267,11 +273,16 @@ class CampaignWorker:
             if self._stopping.is_set():
                 raise asyncio.CancelledError
         try:
-            result, attempts = await self._play_with_retries(job, running)
-            if result is None:
-                await self._record(campaign, job, None, "canceled", attempts=attempts)
-            else:
-                await self._record(campaign, job, result, "played", attempts=attempts)
+            with _match_span(job) as span:
+                result, attempts = await self._play_with_retries(job, running)
+                outcome = result.outcome if result else "canceled"
+                span.set_attributes({attrs.ARENA_OUTCOME: outcome, attrs.ARENA_ATTEMPT: attempts})
+                if result is not None and result.error_kind:
+                    span.set_attribute(attrs.ARENA_ERROR_KIND, result.error_kind)
+                if result is None:
+                    await self._record(campaign, job, None, "canceled", attempts=attempts)
+                else:
+                    await self._record(campaign, job, result, "played", attempts=attempts)
         finally:
             with contextlib.suppress(StateUnavailableError):
                 await self._store.release_slots(job)
@@ -373,7 +384,7 @@ class CampaignWorker:
             error=result.error if result else None,
             error_kind=result.error_kind if result else None,
             attempts=attempts,
-            trace_id=None,
+            trace_id=current_trace_id(),
             finished_at=_now(),
         )
         record = MatchRecord(
@@ -428,6 +439,30 @@ class CampaignWorker:
             except Exception:
                 logger.exception("maintenance pass failed")
             await self._pause(interval)
+
+
+def _match_span(job: MatchJob) -> contextlib.AbstractContextManager[Span]:
+    """The root span of a match's trace, linked to its campaign's span.
+
+    Everything the match causes (the attacker's task, the defender's turns, model calls)
+    joins this trace through ``traceparent``; the campaign's context came through the queue.
+    """
+    campaign = trace.get_current_span(propagate.extract(job.trace_context)).get_span_context()
+    return tracer().start_as_current_span(
+        "arena.match",
+        context=otel_context.Context(),
+        kind=SpanKind.INTERNAL,
+        links=[Link(campaign)] if campaign.is_valid else [],
+        attributes={
+            attrs.ARENA_CAMPAIGN_ID: job.campaign_id,
+            attrs.ARENA_MATCH_ID: job.match_id,
+            attrs.ARENA_ATTACKER: job.cell.attacker,
+            attrs.ARENA_DEFENDER: job.cell.defender,
+            attrs.ARENA_OBJECTIVE: job.cell.objective,
+            attrs.ARENA_STRATEGY: job.request.strategy,
+            attrs.ARENA_JUDGE: job.request.judge,
+        },
+    )
 
 
 def _now() -> datetime:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -30,10 +31,16 @@ from any_llm.exceptions import (
     UnsupportedProviderError,
     UpstreamProviderError,
 )
+from any_llm.providers.openai.base import BaseOpenAIProvider
+from opentelemetry import propagate
+from opentelemetry.trace import SpanKind
 
-from arena_core.errors import ConfigError, ModelRequestError, ModelUnavailableError
+from arena_core.errors import ArenaError, ConfigError, ModelRequestError, ModelUnavailableError
 from arena_core.llm.usage import TokenUsage
 from arena_core.settings import ModelConfig
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.metrics import record_operation_duration, record_token_usage
+from arena_core.telemetry.spans import capture_message_content, tracer
 
 Message = dict[str, Any]
 """An OpenAI-style chat message: ``{"role": ..., "content": ...}``."""
@@ -125,6 +132,9 @@ class ChatModel:
         self._timeout_s = timeout_s
         self._retry = retry
         self._sleep = sleep
+        # OpenAI-compatible clients take extra headers: the W3C trace context goes to the server
+        # (their HTTP client is not the instrumented httpx, so it is injected here).
+        self._propagates = isinstance(provider, BaseOpenAIProvider)
 
     @classmethod
     def from_config(
@@ -194,14 +204,53 @@ class ChatModel:
         messages_list: list[Any] = list(messages)
 
         async def call() -> Any:
+            headers: dict[str, str] = {}
+            if self._propagates:
+                propagate.inject(headers)
+            options: dict[str, Any] = {**kwargs, "extra_headers": headers} if headers else kwargs
             return await self._provider.acompletion(
-                model=self._model_name, messages=messages_list, timeout=self._timeout_s, **kwargs
+                model=self._model_name, messages=messages_list, timeout=self._timeout_s, **options
             )
 
-        response, attempts = await call_with_retries(
-            call, model_id=self.model_id, retry=self._retry, sleep=self._sleep
-        )
-        return _to_reply(response, self.model_id, attempts)
+        provider, _, model = self.model_id.partition(":")
+        attributes: dict[str, Any] = {
+            attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_CHAT,
+            attrs.GEN_AI_PROVIDER_NAME: provider,
+            attrs.GEN_AI_REQUEST_MODEL: model,
+        }
+        if temperature is not None:
+            attributes[attrs.GEN_AI_REQUEST_TEMPERATURE] = temperature
+        if max_tokens is not None:
+            attributes[attrs.GEN_AI_REQUEST_MAX_TOKENS] = max_tokens
+        started = time.perf_counter()
+        with tracer().start_as_current_span(
+            f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            if capture_message_content():
+                span.set_attribute(attrs.GEN_AI_INPUT_MESSAGES, json.dumps(messages_list, default=str))
+            try:
+                response, attempts = await call_with_retries(
+                    call, model_id=self.model_id, retry=self._retry, sleep=self._sleep
+                )
+            except ArenaError as exc:
+                span.set_attribute(attrs.ARENA_ERROR_KIND, exc.kind)
+                raise
+            finally:
+                record_operation_duration(time.perf_counter() - started, attributes)
+            reply = _to_reply(response, self.model_id, attempts)
+            span.set_attributes(
+                {
+                    attrs.GEN_AI_USAGE_INPUT_TOKENS: reply.usage.prompt_tokens,
+                    attrs.GEN_AI_USAGE_OUTPUT_TOKENS: reply.usage.completion_tokens,
+                }
+            )
+            if capture_message_content():
+                span.set_attribute(
+                    attrs.GEN_AI_OUTPUT_MESSAGES,
+                    json.dumps([{"role": "assistant", "content": reply.content}], default=str),
+                )
+            record_token_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens, attributes)
+            return reply
 
 
 async def call_with_retries(

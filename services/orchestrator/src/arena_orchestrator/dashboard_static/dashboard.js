@@ -70,6 +70,16 @@
     replaceChildren(container, render(data));
   }
 
+  /** The trace id, linked to Jaeger when the orchestrator knows its URL (http(s) only). */
+  function traceLink(url, traceId) {
+    if (!traceId) return "—";
+    if (typeof url === "string" && /^https?:\/\//i.test(url)) {
+      return h("a", { href: url, class: "mono", target: "_blank", rel: "noopener noreferrer", testid: "trace-link" },
+        String(traceId));
+    }
+    return h("span", { class: "mono" }, String(traceId));
+  }
+
   function campaignHash(id) {
     return "#/campaigns/" + encodeURIComponent(String(id));
   }
@@ -738,7 +748,7 @@
       fact("Finished", fmtTime(s.finished_at)),
       fact("Worker", text(record.worker)),
       fact("Attacker agent", text(record.attacker_url, "built-in")),
-      fact("Trace id", text(s.trace_id)),
+      fact("Trace", traceLink(record.trace_url, s.trace_id), "trace"),
     ];
     parts.push(h("div", { class: "cards two" },
       card("Match", h("dl", { class: "facts" }, facts), "match-facts"),

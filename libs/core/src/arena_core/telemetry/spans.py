@@ -1,0 +1,40 @@
+"""Small helpers shared by the code that makes spans."""
+
+from __future__ import annotations
+
+import os
+
+from opentelemetry import trace
+
+INSTRUMENTATION_NAME = "a2a-arena"
+
+
+def tracer() -> trace.Tracer:
+    """The arena's tracer (a no-op one until telemetry is configured)."""
+    return trace.get_tracer(INSTRUMENTATION_NAME)
+
+
+def current_trace_id() -> str | None:
+    """The current span's trace id as 32 hex digits, or None when nothing is traced."""
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return trace.format_trace_id(context.trace_id)
+
+
+def capture_message_content() -> bool:
+    """True when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``: message text
+    goes into GenAI spans. Off by default (prompts and replies can be sensitive)."""
+    return os.environ.get(CAPTURE_CONTENT_VARIABLE, "").strip().lower() == "true"
+
+
+CAPTURE_CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+__all__ = [
+    "CAPTURE_CONTENT_VARIABLE",
+    "INSTRUMENTATION_NAME",
+    "capture_message_content",
+    "current_trace_id",
+    "tracer",
+]
