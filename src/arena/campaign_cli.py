@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from arena.cli import _interrupt_on_sigterm, _print_error, _settings, console, err_console
+from arena.cli import _interrupt_on_sigterm, _print_error, _settings, _telemetry, console, err_console
 from arena_core.errors import InvalidInputError
 from arena_core.settings import ArenaSettings
 
@@ -79,6 +79,7 @@ def campaign_run(
     from arena_orchestrator.campaign_models import CampaignReport
 
     _interrupt_on_sigterm()
+    _telemetry("cli")
     settings = _settings()
     spec, text = read_spec(file, settings)
     url = _orchestrator(orchestrator, settings)

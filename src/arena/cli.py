@@ -323,6 +323,7 @@ def match(
     ] = False,
 ) -> None:
     """Red-team any A2A agent: one match, every turn shown live."""
+    _telemetry("cli")
     from arena.match_command import default_strategy, run_match_command
 
     settings = _settings()

@@ -14,9 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from opentelemetry.trace import StatusCode
+
 from arena_core.errors import ArenaError
 from arena_core.llm.chat_model import ChatModel, ChatReply, Message, ToolCall
 from arena_core.llm.usage import TokenUsage
+from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.spans import tracer
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,19 @@ class AgentLoop:
         return AgentRun(history, "", "max_steps", self._max_steps, usage, calls, errors)
 
     async def _invoke(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        with tracer().start_as_current_span(
+            f"execute_tool {call.name}",
+            attributes={
+                attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
+                attrs.GEN_AI_TOOL_NAME: call.name,
+            },
+        ) as span:
+            result, failed = await self._invoke_tool(call)
+            if failed:
+                span.set_status(StatusCode.ERROR, result.content[:200])
+            return result, failed
+
+    async def _invoke_tool(self, call: ToolCall) -> tuple[ToolResult, bool]:
         tool = self._tools.get(call.name)
         if tool is None:
             names = ", ".join(sorted(self._tools)) or "none"
