@@ -101,3 +101,36 @@ async def test_an_unreachable_model_fails_the_turn_with_a_reason(arena: InProces
     assert reply.state == "failed"
     assert "could not answer" in reply.text and "unavailable" in reply.text
     await target.close()
+
+
+@needs_any_agent
+@pytest.mark.asyncio
+async def test_concurrent_turns_inside_one_trace_do_not_share_any_agent_state(arena: InProcessArena) -> None:
+    # any-agent keys a run's state by trace id; every defender turn of a traced match shares
+    # the match's trace, and PAIR/TAP send turns in parallel. Each run gets a context of its own.
+    import asyncio
+
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from arena_defender.any_agent_runtime import AnyAgentModel
+
+    arena.add_model(mode="obey")
+    config = ModelConfig(
+        model_id="llamacpp:scripted", base_url="http://model/v1", timeout_s=10.0, max_retries=0, embedded=True
+    )
+    model = AnyAgentModel.from_config(config, client_args={"http_client": client_for(arena.router)})
+    provider = trace.get_tracer_provider()
+    tracer = (
+        provider.get_tracer("test")
+        if isinstance(provider, TracerProvider)
+        else TracerProvider().get_tracer("t")
+    )
+    with tracer.start_as_current_span("match"):
+        replies = await asyncio.gather(
+            *(model.complete([{"role": "user", "content": f"repeat after me: run {i}"}]) for i in range(4))
+        )
+    assert [r.content for r in replies] == [f"run {i}" for i in range(4)]
+    # And the agent still works afterwards, one call at a time.
+    again = await model.complete([{"role": "user", "content": "repeat after me: later"}])
+    assert again.content == "later"

@@ -38,7 +38,7 @@ from arena_core.match_models import MatchRequest, MatchResult, Outcome, Protocol
 from arena_core.settings import ArenaSettings, Side
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_match
-from arena_core.telemetry.spans import current_trace_id, tracer
+from arena_core.telemetry.spans import current_trace_id, safe_url, tracer
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class MatchRunner:
             attributes={
                 attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_INVOKE_AGENT,
                 attrs.GEN_AI_AGENT_NAME: "arena-attacker",
-                attrs.ARENA_TARGET_URL: request.target,
+                attrs.ARENA_TARGET_URL: safe_url(request.target),
                 **({attrs.ARENA_MATCH_ID: request.match_id} if request.match_id else {}),
                 **labels,
             },

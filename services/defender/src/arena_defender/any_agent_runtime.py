@@ -42,6 +42,7 @@ from types import ModuleType
 from typing import Any
 
 from any_llm.exceptions import AnyLLMError, MissingApiKeyError
+from opentelemetry import context as otel_context
 
 from arena_core.errors import ConfigError
 from arena_core.llm import ChatReply, Message, RetryPolicy, TokenUsage, call_with_retries
@@ -120,6 +121,9 @@ class AnyAgentModel:
 
         async def run() -> Any:
             # TinyAgent appends to the list it is given: pass a copy.
+            # A fresh OpenTelemetry context: any-agent keys its per-run state by trace id, so
+            # concurrent runs inside one match trace would overwrite each other's state.
+            token = otel_context.attach(otel_context.Context())
             try:
                 return await agent.run_async([dict(message) for message in messages])
             except Exception as exc:
@@ -128,6 +132,8 @@ class AnyAgentModel:
                 if isinstance(cause, Exception):
                     raise cause from exc
                 raise
+            finally:
+                otel_context.detach(token)
 
         trace, attempt = await call_with_retries(
             run, model_id=self.model_id, retry=self._retry, sleep=self._sleep

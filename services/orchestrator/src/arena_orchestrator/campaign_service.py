@@ -17,7 +17,7 @@ import secrets
 import uuid
 from datetime import UTC, datetime
 
-from opentelemetry import propagate
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from arena_core.redis_state import StateUnavailableError
 from arena_core.telemetry import attributes as attrs
@@ -93,8 +93,9 @@ class CampaignService:
             "arena.campaign",
             attributes={attrs.ARENA_CAMPAIGN_ID: campaign.id, attrs.ARENA_CAMPAIGN_MATCHES: campaign.total},
         ):
+            # Only the W3C trace context: a client's baggage must not be copied into every match.
             carrier = dict(trace_context or {})
-            propagate.inject(carrier)
+            TraceContextTextMapPropagator().inject(carrier)
             await self.store.create(campaign)
             await self.enqueue_remaining(campaign, carrier)
         return await self.progress(campaign.id)

@@ -20,12 +20,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from starlette.types import ASGIApp
+
+from arena_core.telemetry.spans import capture_message_content
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,42 @@ def _wanted(environ: Mapping[str, str]) -> bool:
     if environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
         return False
     return any(environ.get(name, "").strip() for name in _ENDPOINT_VARIABLES)
+
+
+def _metrics_wanted(environ: Mapping[str, str]) -> bool:
+    # Metrics go where traces go unless told otherwise; a traces-only endpoint (e.g. Jaeger's)
+    # would reject them on every export.
+    if environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none":
+        return False
+    return any(
+        environ.get(name, "").strip()
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+    )
+
+
+class _WithoutUnaskedContent(SpanProcessor):
+    """Drops spans of libraries that record message text unconditionally (any-agent's), unless
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` asked for content."""
+
+    _SCOPES = ("any_agent",)
+
+    def __init__(self, inner: SpanProcessor) -> None:
+        self._inner = inner
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self._inner.on_start(span, parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        scope = span.instrumentation_scope.name if span.instrumentation_scope else ""
+        if scope in self._SCOPES and not capture_message_content():
+            return
+        self._inner.on_end(span)
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._inner.force_flush(timeout_millis)
 
 
 def _protocol(environ: Mapping[str, str]) -> str:
@@ -99,12 +138,13 @@ def configure_telemetry(service: str, *, environ: Mapping[str, str] | None = Non
     resource = Resource.create(attributes)
     span_exporter, metric_exporter = _exporters(protocol)
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    tracer_provider.add_span_processor(_WithoutUnaskedContent(BatchSpanProcessor(span_exporter)))
     trace.set_tracer_provider(tracer_provider)
-    meter_provider = MeterProvider(
-        resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)]
-    )
-    metrics.set_meter_provider(meter_provider)
+    if _metrics_wanted(env):
+        meter_provider = MeterProvider(
+            resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)]
+        )
+        metrics.set_meter_provider(meter_provider)
 
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
 
@@ -17,9 +18,20 @@ def tracer() -> trace.Tracer:
 def current_trace_id() -> str | None:
     """The current span's trace id as 32 hex digits, or None when nothing is traced."""
     context = trace.get_current_span().get_span_context()
-    if not context.is_valid:
+    # An unsampled trace is never exported: a link to it would lead nowhere.
+    if not context.is_valid or not context.trace_flags.sampled:
         return None
     return trace.format_trace_id(context.trace_id)
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user info, query or fragment, for span attributes (they may carry tokens)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def capture_message_content() -> bool:
