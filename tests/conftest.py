@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from arena_core.settings import ArenaSettings, ModelConfig, load_settings
 from arena_defender.app import create_defender_app
 from arena_model import ScriptedEngine, ScriptedRule, create_app
 from support.asgi import HostRouter, client_for
+from support.deploy_tools import ToolsUnavailableError, deploy_tools_bin
 from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
 
 
@@ -115,3 +117,16 @@ async def arena(settings: ArenaSettings) -> AsyncIterator[InProcessArena]:
     http = client_for(router)
     yield InProcessArena(router=router, http=http, settings=settings)
     await http.aclose()
+
+
+@pytest.fixture(scope="session")
+def tools_bin() -> Path:
+    """``.tools/bin`` with helm, kubectl, docker-compose, hadolint and kubernetes-validate.
+
+    Installed on first use by tools/install-deploy-tools; skipped (with the reason) on a
+    machine that cannot have them.
+    """
+    try:
+        return deploy_tools_bin()
+    except ToolsUnavailableError as exc:
+        pytest.skip(f"deployment checkers unavailable: {exc}")

@@ -23,6 +23,7 @@ from rich.text import Text
 from arena import __version__
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, Objective
+from arena_core.service_main import configure_logging
 from arena_core.settings import DEFAULT_PHRASE, ArenaSettings, load_settings
 
 console = Console()
@@ -63,13 +64,7 @@ HostOpt = Annotated[str, typer.Option(help="Address to bind (0.0.0.0 for all int
 
 def _settings(**overrides: object) -> ArenaSettings:
     settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if settings.log_level != "debug":
-        # One line per HTTP request drowns the match on the console.
-        for noisy in ("httpx", "httpx2"):  # httpx2: the HTTP client under the openai SDK
-            logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging(settings)
     return settings
 
 
@@ -202,7 +197,7 @@ def serve_model_command(
 ) -> None:
     """Serve the embedded OpenAI-compatible model (chat completions)."""
     _telemetry("model")
-    from arena_model import serve_model
+    from arena_model import serve_model_with_settings
 
     settings = _settings(
         model_engine=engine.value if engine else None,
@@ -213,18 +208,7 @@ def serve_model_command(
         model_threads=threads,
         model_scripted_rules=str(scripted_rules) if scripted_rules else None,
     )
-    serve_model(
-        engine=settings.model_engine,
-        host=host,
-        port=port,
-        gguf_path=settings.model_gguf,
-        n_ctx=settings.model_n_ctx,
-        n_threads=settings.model_threads,
-        scripted_mode=settings.model_scripted_mode,
-        latency_ms=settings.model_latency_ms,
-        scripted_rules=settings.model_scripted_rules,
-        log_level=settings.log_level,
-    )
+    serve_model_with_settings(settings, host=host, port=port)
 
 
 StrategyOpt = Annotated[

@@ -514,8 +514,19 @@ class OtlpReceiver:
     Thread-safe: exporters deliver on server threads while the test thread queries.
     """
 
-    def __init__(self, host: str = LOOPBACK) -> None:
+    def __init__(
+        self,
+        host: str = LOOPBACK,
+        *,
+        http_port: int | None = None,
+        grpc_port: int | None = None,
+        serve_grpc: bool = True,
+    ) -> None:
+        """Free ports unless ``http_port``/``grpc_port`` are given (e.g. Jaeger's 4318/4317)."""
         self.host = host
+        self._want_http_port = http_port
+        self._want_grpc_port = grpc_port
+        self._serve_grpc = serve_grpc
         self._cond = threading.Condition()
         self._spans: list[ReceivedSpan] = []
         self._metrics: list[ReceivedMetric] = []
@@ -551,7 +562,8 @@ class OtlpReceiver:
             raise RuntimeError("OtlpReceiver is already started")
         try:
             self._start_http()
-            self._start_grpc()
+            if self._serve_grpc:
+                self._start_grpc()
         except BaseException:
             self.stop()
             raise
@@ -559,8 +571,8 @@ class OtlpReceiver:
 
     def _start_http(self) -> None:
         last_error: OSError | None = None
-        for _ in range(_BIND_ATTEMPTS):
-            port = free_port(self.host)
+        for _ in range(1 if self._want_http_port else _BIND_ATTEMPTS):
+            port = self._want_http_port or free_port(self.host)
             try:
                 server = _HttpServer((self.host, port), self)
             except OSError as exc:  # the port was taken between probe and bind
@@ -577,8 +589,8 @@ class OtlpReceiver:
 
     def _start_grpc(self) -> None:
         last_error: Exception | None = None
-        for _ in range(_BIND_ATTEMPTS):
-            port = free_port(self.host)
+        for _ in range(1 if self._want_grpc_port else _BIND_ATTEMPTS):
+            port = self._want_grpc_port or free_port(self.host)
             executor = futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="otlp-grpc")
             # SO_REUSEPORT off: a second server must not silently share the port.
             server = grpc.server(executor, options=[("grpc.so_reuseport", 0)])

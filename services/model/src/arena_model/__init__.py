@@ -15,7 +15,7 @@ from arena_model.engine import ChatEngine, ChatResult
 from arena_model.llama_cpp_engine import LlamaCppEngine
 from arena_model.openai_models import ChatRequest
 from arena_model.scripted_engine import ScriptedEngine, ScriptedRule, load_rules
-from arena_model.server import build_engine, serve_model
+from arena_model.server import build_engine, serve_model, serve_model_with_settings
 from arena_model.smollm2_gguf import find_smollm2_gguf
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "find_smollm2_gguf",
     "load_rules",
     "serve_model",
+    "serve_model_with_settings",
 ]

