@@ -14,20 +14,16 @@ poll with a deadline, never a sleep that hopes something happened meanwhile.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import pytest
 import pytest_asyncio
-from redis.asyncio import Redis
 
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchResult, Outcome
-from arena_core.redis_state import RedisClients, RedisConfig, RedisKeys
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_core.stats import wilson_interval
 from arena_orchestrator import redis_match_queue
@@ -39,16 +35,16 @@ from arena_orchestrator.campaign_models import (
     MatchRecord,
     MatchSummary,
 )
-from arena_orchestrator.campaign_service import ENQUEUE_BATCH, CampaignService, new_campaign_id
+from arena_orchestrator.campaign_service import ENQUEUE_BATCH, new_campaign_id
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignStore, SlotRequest
 from arena_orchestrator.errors import CampaignTooLargeError
 from arena_orchestrator.expansion import job_for
-from arena_orchestrator.match_queue import Delivery, MatchQueue, MemoryMatchQueue, QueuedMatch
+from arena_orchestrator.match_queue import Delivery, MatchQueue, QueuedMatch
 from arena_orchestrator.memory_campaign_store import MAX_FINISHED_CAMPAIGNS, MemoryCampaignStore
 from arena_orchestrator.progress import build_progress
 from arena_orchestrator.redis_campaign_store import RedisCampaignStore
-from arena_orchestrator.redis_match_queue import RedisMatchQueue
+from support.campaign_backends import Backend, open_backend, open_redis_backend
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
@@ -66,70 +62,16 @@ CELL_KEYS_WITH_TTL = ("results", "summaries", "order", "counts", "errors", "atte
 # --- backends -------------------------------------------------------------------------------------
 
 
-@dataclass
-class Backend:
-    """A store and a queue, plus a second replica's view of the same state."""
-
-    kind: str
-    store: CampaignStore
-    queue: MatchQueue
-    other_store: CampaignStore
-    other_queue: MatchQueue
-    clients: RedisClients | None = None
-
-    @property
-    def redis(self) -> Redis:
-        assert self.clients is not None, "a Redis-only helper used on the memory backend"
-        return self.clients.commands
-
-    @property
-    def keys(self) -> RedisKeys:
-        assert self.clients is not None, "a Redis-only helper used on the memory backend"
-        return self.clients.keys
-
-    def service(self, *, other: bool = False, max_matches: int = 10_000) -> CampaignService:
-        """A campaign service (``other``: the second replica's)."""
-        store, queue = (self.other_store, self.other_queue) if other else (self.store, self.queue)
-        return CampaignService(store, queue, max_campaign_matches=max_matches, builtin_attacker=True)
-
-
-def _memory_backend() -> Backend:
-    store, queue = MemoryCampaignStore(), MemoryMatchQueue()
-    return Backend("memory", store, queue, store, queue)
-
-
-@contextlib.asynccontextmanager
-async def _redis_backend(server: RedisServer, namespace: str) -> AsyncIterator[Backend]:
-    config = RedisConfig(url=server.url, namespace=namespace, block_ms=1000)
-    first, second = RedisClients.connect(config), RedisClients.connect(config)
-    try:
-        yield Backend(
-            "redis",
-            RedisCampaignStore(first, campaign_ttl_s=CAMPAIGN_TTL_S),
-            RedisMatchQueue(first),
-            RedisCampaignStore(second, campaign_ttl_s=CAMPAIGN_TTL_S),
-            RedisMatchQueue(second),
-            clients=first,
-        )
-    finally:
-        await first.close()
-        await second.close()
-
-
 @pytest_asyncio.fixture(params=["memory", "redis"])
 async def backend(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[Backend]:
-    if request.param == "memory":
-        yield _memory_backend()
-        return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    async with _redis_backend(server, redis_namespace) as redis_state:
-        yield redis_state
+    async with open_backend(request, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as found:
+        yield found
 
 
 @pytest_asyncio.fixture
 async def redis_backend(redis_server: RedisServer, redis_namespace: str) -> AsyncIterator[Backend]:
-    async with _redis_backend(redis_server, redis_namespace) as redis_state:
-        yield redis_state
+    async with open_redis_backend(redis_server, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as found:
+        yield found
 
 
 # --- campaigns, records -----------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from arena_core.a2a.attacker_client import play_remote_match
 from arena_core.errors import TargetUnreachableError
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome
-from arena_core.redis_state import RedisClients, RedisConfig
+from arena_core.redis_state import RedisClients
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.campaign_models import Campaign, CampaignProgress, MatchJob, MatchSummary
@@ -54,13 +54,12 @@ from arena_orchestrator.campaign_service import CampaignService, new_campaign_id
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignStore, SlotRequest
 from arena_orchestrator.expansion import job_for
-from arena_orchestrator.match_player import MatchPlayer, RemoteAttackerPlayer
-from arena_orchestrator.match_queue import MatchQueue, MemoryMatchQueue, QueuedMatch
-from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
-from arena_orchestrator.redis_campaign_store import RedisCampaignStore
+from arena_orchestrator.match_player import MatchPlayer, RemoteAttackerPlayer, error_result
+from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
 from arena_orchestrator.worker import CampaignWorker, WorkerConfig
 from conftest import InProcessArena
+from support.campaign_backends import Backend, campaign_service, open_backend, open_redis_backend
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
@@ -78,6 +77,8 @@ CONFIG = WorkerConfig(
     shutdown_grace_s=0.2,
 )
 KEEP_ALIVE_S = CONFIG.keep_alive_s
+CAMPAIGN_TTL_S = 600
+MAX_MATCHES = 100_000
 REMOTE_TIMEOUT_S = 2.0
 """Match timeout against the stub attacker: long enough for its first event to reach the client
 even on a loaded machine (a cancel before that, with no task id yet, cannot reach the attacker)."""
@@ -109,40 +110,28 @@ class World:
 
 
 def _service(store: CampaignStore, queue: MatchQueue) -> CampaignService:
-    return CampaignService(store, queue, max_campaign_matches=100_000, builtin_attacker=True)
+    return campaign_service(store, queue, max_matches=MAX_MATCHES)
 
 
-@contextlib.asynccontextmanager
-async def _redis_world(server: RedisServer, namespace: str) -> AsyncIterator[World]:
-    config = RedisConfig(url=server.url, namespace=namespace, block_ms=1000)
-    first, second = RedisClients.connect(config), RedisClients.connect(config)
-    try:
-        yield World(
-            "redis",
-            _service(RedisCampaignStore(first, campaign_ttl_s=600), RedisMatchQueue(first)),
-            _service(RedisCampaignStore(second, campaign_ttl_s=600), RedisMatchQueue(second)),
-            clients=first,
-        )
-    finally:
-        await first.close()
-        await second.close()
+def _world(backend: Backend) -> World:
+    return World(
+        backend.kind,
+        backend.service(max_matches=MAX_MATCHES),
+        backend.service(other=True, max_matches=MAX_MATCHES),
+        clients=backend.clients,
+    )
 
 
 @pytest_asyncio.fixture(params=["memory", "redis"])
 async def world(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[World]:
-    if request.param == "memory":
-        service = _service(MemoryCampaignStore(), MemoryMatchQueue())
-        yield World("memory", service, service)
-        return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    async with _redis_world(server, redis_namespace) as redis_world:
-        yield redis_world
+    async with open_backend(request, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
+        yield _world(backend)
 
 
 @pytest_asyncio.fixture
 async def redis_world(redis_server: RedisServer, redis_namespace: str) -> AsyncIterator[World]:
-    async with _redis_world(redis_server, redis_namespace) as redis_state:
-        yield redis_state
+    async with open_redis_backend(redis_server, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
+        yield _world(backend)
 
 
 # --- campaigns, results, waiting ----------------------------------------------------------------------
@@ -165,22 +154,16 @@ def make_spec(**fields: Any) -> CampaignSpec:
 
 
 def result_for(job: MatchJob, outcome: Outcome = "defended", *, tokens: int = 0) -> MatchResult:
-    now = datetime.now(UTC)
-    request = job.request
-    return MatchResult(
-        match_id=job.match_id,
-        target=request.target,
-        objective=request.objective,
-        strategy=request.strategy,
-        judge=request.judge,
-        seed=request.seed,
-        max_turns=request.max_turns,
-        outcome=outcome,
-        attacker_usage=TokenUsage(prompt_tokens=tokens, completion_tokens=0, calls=1 if tokens else 0),
-        started_at=now,
-        finished_at=now,
-        duration_ms=1.0,
-    )
+    """A result for ``job`` built like the worker's own (:func:`error_result`), played to ``outcome``."""
+    usage = TokenUsage(prompt_tokens=tokens, completion_tokens=0, calls=1 if tokens else 0)
+    played = {
+        "outcome": outcome,
+        "error": None,
+        "error_kind": None,
+        "attacker_usage": usage,
+        "duration_ms": 1.0,
+    }
+    return error_result(job, "", "", datetime.now(UTC)).model_copy(update=played)
 
 
 async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout_s: float = DEADLINE_S) -> T:

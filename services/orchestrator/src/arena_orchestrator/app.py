@@ -81,18 +81,19 @@ def create_service(settings: ArenaSettings, store: CampaignStore, queue: MatchQu
     )
 
 
-_queue_depth: list[int] = []
-
-
 async def _watch_queue_depth(queue: MatchQueue) -> None:
-    """Keep the last known queue depth for the ``arena.queue.depth`` gauge (metrics are sync)."""
+    """Keep the last known queue depth for the ``arena.queue.depth`` gauge (metrics are sync).
+
+    The value lives in this task (one per app's lifespan), so two apps in one process never share it.
+    """
     if not telemetry_enabled():
         return
-    observe_queue_depth(lambda: _queue_depth[-1] if _queue_depth else None)
-    while True:
-        with contextlib.suppress(ArenaError):
-            _queue_depth[:] = [await queue.depth()]
-        await asyncio.sleep(QUEUE_DEPTH_INTERVAL_S)
+    last: int | None = None
+    with observe_queue_depth(lambda: last):
+        while True:
+            with contextlib.suppress(ArenaError):
+                last = await queue.depth()
+            await asyncio.sleep(QUEUE_DEPTH_INTERVAL_S)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from arena_core.redis_state import StateUnavailableError
 from arena_core.telemetry import attributes as attrs
-from arena_core.telemetry.spans import tracer
+from arena_core.telemetry.spans import jaeger_trace_url, tracer
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -194,8 +194,8 @@ class CampaignService:
         record = await self.store.get_record(campaign_id, match_id) if campaign_id else None
         if record is None:
             raise NotFoundError(f"no finished match '{match_id}' (unknown, still running, or expired)")
-        if self._jaeger_url and record.summary.trace_id:
-            url = f"{self._jaeger_url.rstrip('/')}/trace/{record.summary.trace_id}"
+        url = jaeger_trace_url(self._jaeger_url, record.summary.trace_id)
+        if url is not None:
             record = record.model_copy(update={"trace_url": url})
         return record
 

@@ -11,7 +11,6 @@ them before submitting, since it ships the built-in attacker).
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -198,11 +197,6 @@ class CampaignSpec(_Spec):
         return any(a.url is None for a in self.attackers)
 
 
-def safe_label(text: str) -> str:
-    """``text`` reduced to the characters allowed in names (for generated labels)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:64] or "x"
-
-
 __all__ = [
     "NAME_PATTERN",
     "AttackerSpec",
@@ -211,5 +205,4 @@ __all__ = [
     "DefenderSpec",
     "ObjectiveSpec",
     "TargetCredentials",
-    "safe_label",
 ]

@@ -11,6 +11,7 @@ A campaign's keys expire ``campaign_ttl_s`` after it becomes final.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -206,32 +207,29 @@ class RedisCampaignStore:
         async with arena_errors("listing campaigns"):
             redis = self._clients.commands
             ids = [_text(i) for i in await redis.zrevrange(self._keys.campaigns, 0, max(0, limit - 1))]
-            if not ids:
-                return []
-            pipe = redis.pipeline(transaction=False)
-            for campaign_id in ids:
-                pipe.exists(self._keys.campaign(campaign_id))
-            alive = await pipe.execute()
-            expired = [i for i, ok in zip(ids, alive, strict=True) if not ok]
-            if expired:
-                # Retention is by TTL; drop the index entries of campaigns that expired.
-                await redis.zrem(self._keys.campaigns, *expired)
-        return [i for i in ids if i not in expired]
+            return await self._existing(ids, redis.zrem, self._keys.campaigns)
 
     async def unfinished_ids(self) -> list[str]:
         async with arena_errors("listing unfinished campaigns"):
             redis = self._clients.commands
             ids = sorted(_text(i) for i in await redis.smembers(self._keys.unfinished_campaigns))
-            if not ids:
-                return []
-            pipe = redis.pipeline(transaction=False)
-            for campaign_id in ids:
-                pipe.exists(self._keys.campaign(campaign_id))
-            alive = await pipe.execute()
-            gone = [i for i, ok in zip(ids, alive, strict=True) if not ok]
-            if gone:
-                await redis.srem(self._keys.unfinished_campaigns, *gone)
-        return [i for i in ids if i not in gone]
+            return await self._existing(ids, redis.srem, self._keys.unfinished_campaigns)
+
+    async def _existing(self, ids: list[str], remove: Callable[..., Awaitable[Any]], index: str) -> list[str]:
+        """``ids`` whose campaign still exists; the others are removed from ``index`` with ``remove``.
+
+        Retention is by TTL: the indexes still list campaigns that expired until they are read here.
+        """
+        if not ids:
+            return []
+        pipe = self._clients.commands.pipeline(transaction=False)
+        for campaign_id in ids:
+            pipe.exists(self._keys.campaign(campaign_id))
+        alive = await pipe.execute()
+        expired = [i for i, ok in zip(ids, alive, strict=True) if not ok]
+        if expired:
+            await remove(index, *expired)
+        return [i for i in ids if i not in expired]
 
     async def state(self, campaign_id: str) -> CampaignState | None:
         async with arena_errors("reading a campaign's progress"):
@@ -283,17 +281,9 @@ class RedisCampaignStore:
             self._keys.campaign(campaign_id),
             *(
                 self._part(campaign_id, part)
-                for part in (
-                    "results",
-                    "summaries",
-                    "order",
-                    "counts",
-                    "errors",
-                    "running",
-                    "attempts",
-                    "slots",
-                )
+                for part in ("results", "summaries", "order", "counts", "errors", "running", "attempts")
             ),
+            self._keys.campaign_slots(campaign_id),
             self._keys.campaigns,
             self._keys.unfinished_campaigns,
         ]

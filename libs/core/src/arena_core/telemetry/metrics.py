@@ -6,12 +6,13 @@ the provider :func:`~arena_core.telemetry.configure_telemetry` installed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
 from opentelemetry import metrics
-from opentelemetry.metrics import CallbackOptions, Counter, Histogram, Observation
+from opentelemetry.metrics import CallbackOptions, Counter, Histogram, ObservableGauge, Observation
 
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import INSTRUMENTATION_NAME
@@ -82,19 +83,35 @@ def record_operation_duration(duration_s: float, attributes: Mapping[str, Any]) 
     _operation_duration().record(duration_s, {k: v for k, v in attributes.items() if k in _GEN_AI_KEYS})
 
 
-def observe_queue_depth(read: Callable[[], int | None]) -> None:
-    """Publish the match queue's depth as a gauge; ``read`` returns the latest known value."""
+_queue_depth_readers: list[Callable[[], int | None]] = []
+"""One reader per live orchestrator app: the gauge is the process's, the values are the apps'."""
 
+
+@cache
+def _queue_depth_gauge() -> ObservableGauge:
     def callback(options: CallbackOptions) -> Iterable[Observation]:
-        value = read()
-        return [] if value is None else [Observation(value)]
+        values = [value for value in (read() for read in _queue_depth_readers) if value is not None]
+        return [Observation(values[-1])] if values else []
 
-    _meter().create_observable_gauge(
+    return _meter().create_observable_gauge(
         attrs.METRIC_QUEUE_DEPTH,
         callbacks=[callback],
         unit="{match}",
         description="Matches queued or in play",
     )
+
+
+@contextlib.contextmanager
+def observe_queue_depth(read: Callable[[], int | None]) -> Iterator[None]:
+    """Publish the match queue's depth as a gauge while the block runs; ``read`` returns the
+    latest known value (None: none yet). With several at once, the latest registered one with a value
+    is shown."""
+    _queue_depth_gauge()
+    _queue_depth_readers.append(read)
+    try:
+        yield
+    finally:
+        _queue_depth_readers.remove(read)
 
 
 __all__ = [

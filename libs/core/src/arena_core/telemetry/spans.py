@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from opentelemetry import trace
 
@@ -22,6 +22,19 @@ def current_trace_id() -> str | None:
     if not context.is_valid or not context.trace_flags.sampled:
         return None
     return trace.format_trace_id(context.trace_id)
+
+
+def jaeger_trace_url(jaeger_url: str | None, trace_id: str | None) -> str | None:
+    """The Jaeger UI page of a trace: ``{jaeger_url}/trace/{trace_id}``.
+
+    None when either is missing or ``jaeger_url`` is not an http(s) URL (a link must lead somewhere).
+    """
+    if not trace_id or not jaeger_url:
+        return None
+    base = jaeger_url.strip().rstrip("/")
+    if urlsplit(base).scheme not in ("http", "https"):
+        return None
+    return f"{base}/trace/{quote(trace_id, safe='')}"
 
 
 def safe_url(url: str) -> str:
@@ -48,5 +61,6 @@ __all__ = [
     "INSTRUMENTATION_NAME",
     "capture_message_content",
     "current_trace_id",
+    "jaeger_trace_url",
     "tracer",
 ]

@@ -25,8 +25,9 @@ import html
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
+from arena_core.telemetry.spans import jaeger_trace_url
 from arena_orchestrator.campaign_models import (
     CampaignReport,
     CellProgress,
@@ -496,12 +497,9 @@ def _cells_section(report: CampaignReport, cells: list[CellProgress], order: _Or
 
 
 def _trace_link(report: CampaignReport, trace_id: str | None) -> str:
-    if not trace_id or not report.jaeger_url:
+    href = jaeger_trace_url(report.jaeger_url, trace_id)
+    if href is None:
         return ""
-    base = report.jaeger_url.strip().rstrip("/")
-    if urlsplit(base).scheme not in ("http", "https"):
-        return ""
-    href = f"{base}/trace/{quote(trace_id, safe='')}"
     return f' <a href="{_e(href)}" rel="noopener noreferrer" target="_blank">trace</a>'
 
 
