@@ -1,0 +1,731 @@
+"""The Helm chart in deploy/k8s: lint, schema validation and what the manifests encode.
+
+No cluster is needed: ``helm lint --strict``, ``helm template`` and
+``kubernetes-validate --strict`` (offline, bundled schemas) from the ``tools_bin`` folder,
+then structural checks on the rendered YAML: probes, security contexts, resources,
+autoscalers, disruption budgets, the NetworkPolicy flows, secrets kept out of the
+ConfigMap, an external Redis, and every ``ARENA_*`` setting wired from values to pods.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from arena_orchestrator.spec_loader import load_campaign_spec
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "deploy" / "k8s"
+SCALED = CHART / "values-scaled.yaml"
+ENV_EXAMPLE = REPO / "deploy" / ".env.example"
+RELEASE = "arena"
+
+# 1.30: the oldest the chart declares (Chart.yaml kubeVersion); 1.35: the oldest minor still
+# supported upstream, and the version of the pinned helm and kubectl clients; 1.37: the newest
+# release, the newest kubernetes-validate knows.
+KUBERNETES_VERSIONS = ("1.30.0", "1.35.0", "1.37.0")
+
+ARENA = ("orchestrator", "attacker", "defender", "defender-naive", "model")
+AGENTS = ("attacker", "defender", "defender-naive")
+DEFENDERS = ("defender", "defender-naive")
+REDIS_CLIENTS = ("orchestrator", "attacker", "defender", "defender-naive")
+PORTS = {"orchestrator": 8080, "attacker": 8082, "defender": 8081, "defender-naive": 8081, "model": 8090}
+COMMANDS = {
+    "orchestrator": "arena-orchestrator",
+    "attacker": "arena-attacker",
+    "defender": "arena-defender",
+    "defender-naive": "arena-defender",
+    "model": "arena-model",
+}
+IMAGES = {
+    "orchestrator": "a2a-arena/orchestrator:0.1.0",
+    "attacker": "a2a-arena/attacker:0.1.0",
+    "defender": "a2a-arena/defender:0.1.0",
+    "defender-naive": "a2a-arena/defender:0.1.0",
+    "model": "a2a-arena/model:0.1.0",
+}
+LOADS_SECRETS = ("orchestrator", "attacker", "defender", "defender-naive")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+ANY = "any"
+EXTERNAL = "external"
+DNS = "dns"
+
+Doc = dict[str, Any]
+Flow = tuple[str, str, int | None]  # (source, destination, TCP port; None: every port)
+
+
+# --- running the tools ------------------------------------------------------------------
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _helm_template(tools_bin: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _run([str(tools_bin / "helm"), "template", RELEASE, str(CHART), *args])
+
+
+def render_text(tools_bin: Path, *args: str) -> str:
+    done = _helm_template(tools_bin, *args)
+    assert done.returncode == 0, f"helm template {' '.join(args)} failed:\n{done.stderr}"
+    return done.stdout
+
+
+def render(tools_bin: Path, *args: str) -> list[Doc]:
+    return [doc for doc in yaml.safe_load_all(render_text(tools_bin, *args)) if doc]
+
+
+def values_file(tmp_path: Path, values: dict[str, Any]) -> str:
+    path = tmp_path / "values.yaml"
+    path.write_text(yaml.safe_dump(values), encoding="utf-8")
+    return str(path)
+
+
+# --- reading the manifests ---------------------------------------------------------------
+
+
+def of_kind(docs: Iterable[Doc], kind: str) -> list[Doc]:
+    return [doc for doc in docs if doc["kind"] == kind]
+
+
+def component(doc: Doc) -> str:
+    return str(doc["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
+def component_or_none(doc: Doc) -> str | None:
+    return (doc["metadata"].get("labels") or {}).get("app.kubernetes.io/component")
+
+
+def by_component(docs: Iterable[Doc], kind: str) -> dict[str, Doc]:
+    """One object of ``kind`` per component (headless Services left out)."""
+    found: dict[str, Doc] = {}
+    for doc in of_kind(docs, kind):
+        if kind == "Service" and doc["spec"].get("clusterIP") == "None":
+            continue
+        name = component(doc)
+        assert name not in found, f"two {kind}s for {name}"
+        found[name] = doc
+    return found
+
+
+def the_configmap(docs: Iterable[Doc]) -> Doc:
+    (configmap,) = [d for d in of_kind(docs, "ConfigMap") if d["metadata"]["name"] == f"{RELEASE}-config"]
+    return configmap
+
+
+def config_data(docs: Iterable[Doc]) -> dict[str, str]:
+    return dict(the_configmap(docs).get("data") or {})
+
+
+def containers(workload: Doc) -> list[Doc]:
+    return list(workload["spec"]["template"]["spec"]["containers"])
+
+
+def the_container(workload: Doc) -> Doc:
+    (container,) = containers(workload)
+    return container
+
+
+def env_of(workload: Doc) -> dict[str, str]:
+    return {item["name"]: item.get("value", "") for item in the_container(workload).get("env") or []}
+
+
+def env_from(workload: Doc) -> list[Doc]:
+    return list(the_container(workload).get("envFrom") or [])
+
+
+def env_example() -> dict[str, str]:
+    """``ARENA_X=value`` lines of deploy/.env.example (commented lines are not settings)."""
+    found: dict[str, str] = {}
+    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^(ARENA_[A-Z0-9_]+)=(.*)$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def chart_values() -> dict[str, Any]:
+    loaded = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def _peer_names(peers: list[Doc] | None, *, what: str) -> list[str]:
+    """A rule's peers as component names, ``external`` for ipBlocks, ``any`` when omitted."""
+    if not peers:
+        return [ANY]
+    names = []
+    for peer in peers:
+        if "ipBlock" in peer:
+            names.append(EXTERNAL)
+            continue
+        assert set(peer) == {"podSelector"}, f"{what}: unexpected peer {peer}"
+        labels = peer["podSelector"]["matchLabels"]
+        assert labels["app.kubernetes.io/instance"] == RELEASE, f"{what}: peer outside the release {peer}"
+        assert labels["app.kubernetes.io/name"] == "arena", f"{what}: {peer}"
+        names.append(labels["app.kubernetes.io/component"])
+    return names
+
+
+def _ports(rule: Doc) -> list[tuple[str, int | None]]:
+    if not rule.get("ports"):
+        return [("any", None)]
+    return [(port.get("protocol", "TCP"), port.get("port")) for port in rule["ports"]]
+
+
+def ingress_flows(docs: Iterable[Doc]) -> set[Flow]:
+    """(source, destination, TCP port) for every ingress rule of every NetworkPolicy."""
+    flows = set()
+    for policy in of_kind(docs, "NetworkPolicy"):
+        dest = component(policy)
+        for rule in policy["spec"].get("ingress") or []:
+            for source in _peer_names(rule.get("from"), what=f"{dest} ingress"):
+                for protocol, port in _ports(rule):
+                    assert protocol == "TCP", f"{dest} ingress: {protocol}"
+                    flows.add((source, dest, port))
+    return flows
+
+
+def egress_flows(docs: Iterable[Doc]) -> set[Flow]:
+    """(source, destination, TCP port) per egress rule; DNS (53 UDP+TCP to anywhere) as ``dns``."""
+    flows = set()
+    for policy in of_kind(docs, "NetworkPolicy"):
+        source = component(policy)
+        for rule in policy["spec"].get("egress") or []:
+            ports = _ports(rule)
+            if sorted(ports) == [("TCP", 53), ("UDP", 53)]:
+                assert not rule.get("to"), f"{source}: DNS restricted unexpectedly: {rule}"
+                flows.add((source, DNS, 53))
+                continue
+            for dest in _peer_names(rule.get("to"), what=f"{source} egress"):
+                for protocol, port in ports:
+                    assert protocol in ("TCP", "any"), f"{source} egress: {protocol}"
+                    flows.add((source, dest, port))
+    return flows
+
+
+def expected_flows(*, jaeger: bool) -> tuple[set[Flow], set[Flow]]:
+    """The arena's flows (ingress, egress) with the default networkPolicy values."""
+    ingress = {(ANY, "orchestrator", 8080), ("orchestrator", "attacker", 8082)}
+    ingress |= {("attacker", defender, 8081) for defender in DEFENDERS}
+    ingress |= {(client, "model", 8090) for client in AGENTS}
+    ingress |= {(client, "redis", 6379) for client in REDIS_CLIENTS}
+    egress = {(name, DNS, 53) for name in (*ARENA, "redis")}
+    egress |= {("orchestrator", "attacker", 8082)}
+    egress |= {("attacker", defender, 8081) for defender in DEFENDERS} | {("attacker", "model", 8090)}
+    egress |= {(defender, "model", 8090) for defender in DEFENDERS}
+    egress |= {(client, "redis", 6379) for client in REDIS_CLIENTS}
+    egress |= {(agent, EXTERNAL, None) for agent in AGENTS}
+    if jaeger:
+        ingress |= {(ANY, "jaeger", 16686)}
+        ingress |= {(name, "jaeger", port) for name in ARENA for port in (4317, 4318)}
+        egress |= {(name, "jaeger", port) for name in ARENA for port in (4317, 4318)}
+        egress |= {("jaeger", DNS, 53)}
+    return ingress, egress
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def default_docs(tools_bin: Path) -> list[Doc]:
+    return render(tools_bin)
+
+
+@pytest.fixture(scope="module")
+def scaled_docs(tools_bin: Path) -> list[Doc]:
+    return render(tools_bin, "-f", str(SCALED))
+
+
+@pytest.fixture(params=["default", "scaled"])
+def docs(request: pytest.FixtureRequest) -> list[Doc]:
+    return list(request.getfixturevalue(f"{request.param}_docs"))
+
+
+# --- lint and schema validation ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [[], ["-f", str(SCALED)]], ids=["default", "scaled"])
+def test_helm_lint_strict_passes(tools_bin: Path, extra: list[str]) -> None:
+    done = _run([str(tools_bin / "helm"), "lint", "--strict", str(CHART), *extra])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[WARNING]" not in done.stdout and "[ERROR]" not in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("extra", [[], ["-f", str(SCALED)]], ids=["default", "scaled"])
+def test_rendered_manifests_pass_strict_schema_validation(
+    tools_bin: Path, tmp_path: Path, extra: list[str], version: str
+) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(render_text(tools_bin, "--kube-version", version, *extra), encoding="utf-8")
+    done = _run([str(tools_bin / "kubernetes-validate"), "--strict", "-k", version, str(manifest)])
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert lines, "kubernetes-validate printed nothing"
+    problems = [line for line in lines if not (line.startswith("INFO ") and " passed " in line)]
+    assert not problems, output
+    assert len(lines) == len([d for d in yaml.safe_load_all(manifest.read_text(encoding="utf-8")) if d])
+
+
+# --- workloads --------------------------------------------------------------------------------
+
+
+def _workloads(docs: Iterable[Doc]) -> Iterator[Doc]:
+    for kind in WORKLOAD_KINDS:
+        yield from of_kind(docs, kind)
+
+
+def test_every_container_has_probes_resources_and_runs_locked_down(docs: list[Doc]) -> None:
+    workloads = list(_workloads(docs))
+    assert workloads
+    for workload in workloads:
+        name = workload["metadata"]["name"]
+        pod = workload["spec"]["template"]["spec"]
+        assert pod["automountServiceAccountToken"] is False, name
+        assert pod["enableServiceLinks"] is False, name
+        pod_security = pod.get("securityContext") or {}
+        assert pod_security.get("seccompProfile") == {"type": "RuntimeDefault"}, name
+        for container in containers(workload):
+            where = f"{name}/{container['name']}"
+            assert container.get("livenessProbe"), f"{where}: no liveness probe"
+            assert container.get("readinessProbe"), f"{where}: no readiness probe"
+            security = {**pod_security, **(container.get("securityContext") or {})}
+            assert security.get("runAsNonRoot") is True, where
+            assert security.get("runAsUser", 0) != 0, where
+            assert security.get("allowPrivilegeEscalation") is False, where
+            assert security.get("readOnlyRootFilesystem") is True, where
+            assert security.get("capabilities", {}).get("drop") == ["ALL"], where
+            assert security.get("privileged") is not True, where
+            resources = container.get("resources") or {}
+            assert {"cpu", "memory"} <= set(resources.get("requests", {})), f"{where}: {resources}"
+            assert "memory" in resources.get("limits", {}), f"{where}: {resources}"
+            mounts = {mount["mountPath"] for mount in container.get("volumeMounts") or []}
+            assert "/tmp" in mounts, f"{where}: no writable /tmp"
+
+
+def test_arena_services_probe_healthz_and_readyz(docs: list[Doc]) -> None:
+    deployments = by_component(docs, "Deployment")
+    for name in ARENA:
+        container = the_container(deployments[name])
+        assert container["ports"] == [{"name": "http", "containerPort": PORTS[name], "protocol": "TCP"}]
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}, name
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}, name
+        assert container["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}, name
+        assert container["command"] == [COMMANDS[name]], name
+        assert container["args"][:4] == ["--host", "0.0.0.0", "--port", str(PORTS[name])], name
+        assert container["image"] == IMAGES[name], name
+        security = deployments[name]["spec"]["template"]["spec"]["securityContext"]
+        assert security["runAsUser"] == 10001, name
+    # The model loads before it listens: a generous start-up budget (at least five minutes).
+    startup = the_container(deployments["model"])["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 300
+
+
+def test_redis_is_a_statefulset_with_a_volume_and_its_own_probes(default_docs: list[Doc]) -> None:
+    (redis,) = of_kind(default_docs, "StatefulSet")
+    container = the_container(redis)
+    assert re.fullmatch(r"redis:7\.4\.\d+", container["image"]), container["image"]
+    assert container["args"][:2] == ["--appendonly", "yes"]
+    assert "tcpSocket" in container["livenessProbe"]
+    assert "redis-cli" in " ".join(container["readinessProbe"]["exec"]["command"])
+    assert redis["spec"]["serviceName"] == f"{RELEASE}-redis-headless"
+    (claim,) = redis["spec"]["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == "data"
+    assert {"name": "data", "mountPath": "/data"} in container["volumeMounts"]
+
+
+def test_jaeger_runs_the_observability_config_with_its_own_probes(scaled_docs: list[Doc]) -> None:
+    jaeger = by_component(scaled_docs, "Deployment")["jaeger"]
+    container = the_container(jaeger)
+    assert re.fullmatch(r"jaegertracing/jaeger:2\.\d+\.\d+", container["image"]), container["image"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/status", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/status", "port": "health"}
+    # The chart carries a copy of observability/jaeger.yaml (Helm cannot read outside the chart).
+    (config,) = [doc for doc in of_kind(scaled_docs, "ConfigMap") if component_or_none(doc) == "jaeger"]
+    original = (REPO / "observability" / "jaeger.yaml").read_text(encoding="utf-8")
+    assert config["data"]["config.yaml"] == original, "deploy/k8s/files/jaeger.yaml drifted"
+    service = by_component(scaled_docs, "Service")["jaeger"]
+    ports = {port["name"]: port["port"] for port in service["spec"]["ports"]}
+    assert ports == {"otlp-grpc": 4317, "otlp-http": 4318, "ui": 16686}
+
+
+def test_deployments_roll_on_config_changes_and_give_matches_time_to_finish(docs: list[Doc]) -> None:
+    deployments = by_component(docs, "Deployment")
+    checksums = set()
+    for name in ARENA:
+        annotations = deployments[name]["spec"]["template"]["metadata"]["annotations"]
+        assert re.fullmatch(r"[0-9a-f]{64}", annotations["checksum/config"]), name
+        checksums.add(annotations["checksum/config"])
+    assert len(checksums) == 1
+    for name in ("orchestrator", "attacker"):
+        assert deployments[name]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 60, name
+
+
+def test_config_change_changes_the_checksum(tools_bin: Path, default_docs: list[Doc]) -> None:
+    changed = render(tools_bin, "--set", "config.ARENA_LOG_LEVEL=debug")
+
+    def checksum(docs: list[Doc]) -> str:
+        template = by_component(docs, "Deployment")["defender"]["spec"]["template"]
+        return str(template["metadata"]["annotations"]["checksum/config"])
+
+    assert checksum(changed) != checksum(default_docs)
+
+
+def test_services_and_labels(docs: list[Doc]) -> None:
+    services = by_component(docs, "Service")
+    for name in ARENA:
+        service = services[name]
+        assert service["metadata"]["name"] == f"{RELEASE}-{name}"
+        assert service["spec"]["type"] == "ClusterIP"
+        assert service["spec"]["ports"][0]["port"] == PORTS[name]
+    assert services["redis"]["metadata"]["name"] == f"{RELEASE}-redis"
+    for doc in docs:
+        labels = doc["metadata"]["labels"]
+        for key in (
+            "app.kubernetes.io/name",
+            "app.kubernetes.io/instance",
+            "app.kubernetes.io/version",
+            "app.kubernetes.io/managed-by",
+            "helm.sh/chart",
+        ):
+            assert key in labels, f"{doc['kind']}/{doc['metadata']['name']}: no {key}"
+        if doc["kind"] in (*WORKLOAD_KINDS, "Service", "NetworkPolicy", "HorizontalPodAutoscaler"):
+            assert "app.kubernetes.io/component" in labels, doc["metadata"]["name"]
+
+
+def test_orchestrator_service_type_is_configurable(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "orchestrator.service.type=LoadBalancer")
+    assert by_component(docs, "Service")["orchestrator"]["spec"]["type"] == "LoadBalancer"
+
+
+# --- scaling and disruption ---------------------------------------------------------------------
+
+
+def test_defender_and_attacker_autoscale_on_cpu(docs: list[Doc]) -> None:
+    hpas = by_component(docs, "HorizontalPodAutoscaler")
+    assert set(hpas) == {"defender", "attacker"}
+    deployments = by_component(docs, "Deployment")
+    for name, hpa in hpas.items():
+        assert hpa["apiVersion"] == "autoscaling/v2"
+        assert hpa["spec"]["scaleTargetRef"] == {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": f"{RELEASE}-{name}",
+        }
+        assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+        (metric,) = hpa["spec"]["metrics"]
+        assert metric["resource"]["name"] == "cpu"
+        assert metric["resource"]["target"]["type"] == "Utilization"
+        # The HPA owns the replica count.
+        assert "replicas" not in deployments[name]["spec"], name
+    for name in ("orchestrator", "defender-naive", "model"):
+        assert deployments[name]["spec"]["replicas"] >= 1, name
+
+
+def test_scaled_overlay_scales_out(scaled_docs: list[Doc]) -> None:
+    hpas = by_component(scaled_docs, "HorizontalPodAutoscaler")
+    assert (hpas["defender"]["spec"]["minReplicas"], hpas["defender"]["spec"]["maxReplicas"]) == (6, 12)
+    assert hpas["attacker"]["spec"]["minReplicas"] >= 4
+    deployments = by_component(scaled_docs, "Deployment")
+    assert deployments["orchestrator"]["spec"]["replicas"] == 3
+    assert deployments["model"]["spec"]["replicas"] == 2
+    assert "jaeger" in deployments
+
+
+def test_autoscaling_off_sets_replicas(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "defender.autoscaling.enabled=false", "--set", "defender.replicas=3")
+    assert "defender" not in by_component(docs, "HorizontalPodAutoscaler")
+    assert by_component(docs, "Deployment")["defender"]["spec"]["replicas"] == 3
+
+
+def _min_replicas(docs: list[Doc], name: str) -> int:
+    hpa = by_component(docs, "HorizontalPodAutoscaler").get(name)
+    if hpa is not None:
+        return int(hpa["spec"]["minReplicas"])
+    return int(by_component(docs, "Deployment")[name]["spec"]["replicas"])
+
+
+def test_disruption_budgets_never_block_every_eviction(docs: list[Doc]) -> None:
+    pdbs = by_component(docs, "PodDisruptionBudget")
+    assert pdbs, "no PodDisruptionBudget"
+    assert set(pdbs) <= {"orchestrator", "attacker", "defender"}
+    for name in ("orchestrator", "attacker", "defender"):
+        replicas = _min_replicas(docs, name)
+        if replicas <= 1:
+            assert name not in pdbs, f"{name}: a budget over a single replica blocks every eviction"
+            continue
+        spec = pdbs[name]["spec"]
+        assert pdbs[name]["apiVersion"] == "policy/v1"
+        assert spec["selector"]["matchLabels"]["app.kubernetes.io/component"] == name
+        if "maxUnavailable" in spec:
+            assert int(spec["maxUnavailable"]) >= 1, name
+        else:
+            assert int(spec["minAvailable"]) < replicas, name
+
+
+def test_scaled_overlay_has_all_three_budgets(scaled_docs: list[Doc]) -> None:
+    assert set(by_component(scaled_docs, "PodDisruptionBudget")) == {"orchestrator", "attacker", "defender"}
+
+
+# --- network policies ----------------------------------------------------------------------------
+
+
+def test_network_policies_encode_exactly_the_arena_flows(docs: list[Doc]) -> None:
+    policies = by_component(docs, "NetworkPolicy")
+    workloads = {component(w) for w in _workloads(docs)}
+    assert set(policies) == workloads, "every workload has its own policy"
+    for name, policy in policies.items():
+        assert sorted(policy["spec"]["policyTypes"]) == ["Egress", "Ingress"], name
+        assert policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == name
+    jaeger = "jaeger" in workloads
+    expected_in, expected_out = expected_flows(jaeger=jaeger)
+    assert ingress_flows(docs) == expected_in
+    assert egress_flows(docs) == expected_out
+
+
+def test_redis_and_model_ingress_are_exactly_their_clients(default_docs: list[Doc]) -> None:
+    flows = ingress_flows(default_docs)
+    assert {source for source, dest, _ in flows if dest == "redis"} == set(REDIS_CLIENTS)
+    assert {source for source, dest, _ in flows if dest == "model"} == set(AGENTS)
+    assert {port for _, dest, port in flows if dest == "redis"} == {6379}
+    assert {port for _, dest, port in flows if dest == "model"} == {8090}
+
+
+def test_model_redis_and_jaeger_have_no_external_egress(docs: list[Doc]) -> None:
+    for source, dest, _ in egress_flows(docs):
+        if source in ("model", "redis", "jaeger"):
+            assert dest not in (EXTERNAL, ANY), (source, dest)
+
+
+def test_external_egress_blocks_the_metadata_endpoint(default_docs: list[Doc]) -> None:
+    attacker = by_component(default_docs, "NetworkPolicy")["attacker"]
+    peers = [peer for rule in attacker["spec"]["egress"] for peer in rule.get("to", [])]
+    blocks = [peer["ipBlock"] for peer in peers if "ipBlock" in peer]
+    assert {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]} in blocks
+
+
+def test_agents_reachable_from_anywhere_only_when_asked(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "networkPolicy.ingress.exposeAgents=true")
+    flows = ingress_flows(docs)
+    for agent in AGENTS:
+        assert (ANY, agent, PORTS[agent]) in flows, agent
+    assert (ANY, "model", 8090) not in flows
+    assert (ANY, "redis", 6379) not in flows
+
+
+def test_external_egress_can_be_turned_off(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "networkPolicy.egress.allowExternal=false")
+    assert not [flow for flow in egress_flows(docs) if flow[1] in (EXTERNAL, ANY)]
+    _, expected_out = expected_flows(jaeger=False)
+    assert egress_flows(docs) == {flow for flow in expected_out if flow[1] != EXTERNAL}
+
+
+def test_network_policies_can_be_disabled(tools_bin: Path) -> None:
+    assert not of_kind(render(tools_bin, "--set", "networkPolicy.enabled=false"), "NetworkPolicy")
+
+
+# --- configuration and secrets ----------------------------------------------------------------
+
+
+def test_values_config_keys_are_the_env_example_settings() -> None:
+    example = env_example()
+    assert "ARENA_REDIS_URL" in example and "ARENA_PUBLIC_URL" in example
+    config = chart_values()["config"]
+    assert set(config) == set(example) - {"ARENA_PUBLIC_URL"}
+    for key, value in config.items():
+        assert isinstance(value, str), f"{key}: quote it, numbers from values files render badly"
+        assert value == example[key], f"{key}: {value!r} != {example[key]!r} in .env.example"
+
+
+def test_configmap_skips_empty_values_and_computes_the_wiring(default_docs: list[Doc]) -> None:
+    data = config_data(default_docs)
+    assert all(value != "" for value in data.values())
+    assert "ARENA_MODEL" not in data and "ARENA_DEFENDER_SYSTEM_PROMPT" not in data
+    assert data["ARENA_REDIS_URL"] == f"redis://{RELEASE}-redis:6379/0"
+    assert data["ARENA_MODEL_BASE_URL"] == f"http://{RELEASE}-model:8090/v1"
+    assert data["ARENA_DEFENDER_URL"] == f"http://{RELEASE}-defender:8081"
+    assert data["ARENA_ATTACKER_URL"] == f"http://{RELEASE}-attacker:8082"
+    assert data["ARENA_DEFENDER_PHRASE"] == "I Give Up"
+    assert data["ARENA_CAMPAIGN_TTL_S"] == "2592000"
+    assert not [key for key in data if key.startswith("OTEL_")], "nothing is exported by default"
+    deployments = by_component(default_docs, "Deployment")
+    for name in AGENTS:
+        assert env_of(deployments[name])["ARENA_PUBLIC_URL"] == f"http://{RELEASE}-{name}:{PORTS[name]}"
+    assert env_of(deployments["defender-naive"])["ARENA_DEFENDER_PROFILE"] == "naive"
+    assert "ARENA_PUBLIC_URL" not in data
+
+
+def test_hosted_model_skips_the_embedded_model_url(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin, "--set", "config.ARENA_MODEL=gemini:gemini-2.5-flash", "--set", "model.enabled=false"
+    )
+    data = config_data(docs)
+    assert data["ARENA_MODEL"] == "gemini:gemini-2.5-flash"
+    assert "ARENA_MODEL_BASE_URL" not in data
+    assert "model" not in by_component(docs, "Deployment")
+    assert not [flow for flow in ingress_flows(docs) | egress_flows(docs) if "model" in flow[:2]]
+
+
+def test_public_url_is_configurable(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "defender.publicUrl=https://defender.example.com")
+    assert (
+        env_of(by_component(docs, "Deployment")["defender"])["ARENA_PUBLIC_URL"]
+        == "https://defender.example.com"
+    )
+
+
+def test_settings_reach_every_arena_deployment(tools_bin: Path, tmp_path: Path) -> None:
+    """Every config key, set to its own sentinel, lands in the ConfigMap all arena pods load."""
+    keys = sorted(chart_values()["config"])
+    sentinels = {key: f"sentinel-{index}" for index, key in enumerate(keys)}
+    docs = render(tools_bin, "-f", values_file(tmp_path, {"config": sentinels}))
+    configmap = the_configmap(docs)
+    data = configmap["data"]
+    for key, sentinel in sentinels.items():
+        assert data.get(key) == sentinel, f"{key} did not reach the ConfigMap"
+    deployments = by_component(docs, "Deployment")
+    for name in ARENA:
+        sources = env_from(deployments[name])
+        refs = [source["configMapRef"]["name"] for source in sources if "configMapRef" in source]
+        assert refs == [configmap["metadata"]["name"]], name
+        # Only deliberate per-component overrides shadow a setting.
+        overridden = set(env_of(deployments[name])) & set(keys)
+        assert overridden <= ({"ARENA_DEFENDER_PROFILE"} if name == "defender-naive" else set()), name
+
+
+def test_component_env_wins_and_is_rendered(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "attacker.env.ARENA_LOG_LEVEL=debug", "--set", "attacker.env.EXTRA=1")
+    env = env_of(by_component(docs, "Deployment")["attacker"])
+    assert env["ARENA_LOG_LEVEL"] == "debug"
+    assert env["EXTRA"] == "1"
+
+
+def test_configmap_never_holds_a_secret(docs: list[Doc]) -> None:
+    secrets = chart_values()["secrets"] or {}
+    assert not set(config_data(docs)) & set(secrets)
+    for key in config_data(docs):
+        assert not re.search(r"API_KEY|^ARENA_TARGET_TOKEN_|PASSWORD|SECRET", key), key
+
+
+def test_secrets_become_a_secret_loaded_by_the_agents(tools_bin: Path) -> None:
+    value = "sk-sentinel-not-for-configmaps-7f3a"
+    redis_url = "redis://:hunter2-sentinel@redis.example:6379/0"
+    text = render_text(
+        tools_bin,
+        "--set",
+        f"secrets.GEMINI_API_KEY={value}",
+        "--set-string",
+        f"secrets.ARENA_REDIS_URL={redis_url}",
+        "--set",
+        "secrets.ARENA_TARGET_TOKEN_EXAMPLE=tok",
+    )
+    assert value not in text and "hunter2" not in text, "secret values in plain text"
+    docs = [doc for doc in yaml.safe_load_all(text) if doc]
+    (secret,) = of_kind(docs, "Secret")
+    name = secret["metadata"]["name"]
+    assert base64.b64decode(secret["data"]["GEMINI_API_KEY"]).decode() == value
+    assert base64.b64decode(secret["data"]["ARENA_REDIS_URL"]).decode() == redis_url
+    data = config_data(docs)
+    assert "GEMINI_API_KEY" not in data and "ARENA_TARGET_TOKEN_EXAMPLE" not in data
+    assert "ARENA_REDIS_URL" not in data, "the Secret's Redis URL is the only one"
+    deployments = by_component(docs, "Deployment")
+    for component_name in ARENA:
+        sources = env_from(deployments[component_name])
+        refs = [source["secretRef"]["name"] for source in sources if "secretRef" in source]
+        if component_name in LOADS_SECRETS:
+            assert refs == [name], component_name
+            # The Secret comes after the ConfigMap, so its values win.
+            assert "secretRef" in sources[-1], component_name
+            annotations = deployments[component_name]["spec"]["template"]["metadata"]["annotations"]
+            assert "checksum/secret" in annotations, component_name
+        else:
+            assert refs == [], component_name
+
+
+def test_no_secret_without_secrets(default_docs: list[Doc]) -> None:
+    assert not of_kind(default_docs, "Secret")
+    for workload in by_component(default_docs, "Deployment").values():
+        assert not [source for source in env_from(workload) if "secretRef" in source]
+
+
+def test_existing_secret_is_loaded_instead(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "existingSecret=arena-keys")
+    assert not of_kind(docs, "Secret")
+    deployments = by_component(docs, "Deployment")
+    for name in LOADS_SECRETS:
+        assert {"secretRef": {"name": "arena-keys"}} in env_from(deployments[name]), name
+    done = _helm_template(
+        tools_bin, "--set", "existingSecret=arena-keys", "--set", "secrets.OPENAI_API_KEY=x"
+    )
+    assert done.returncode != 0 and "existingSecret" in done.stderr
+
+
+def test_external_redis_replaces_the_statefulset(tools_bin: Path) -> None:
+    url = "redis://ext:6379/0"
+    docs = render(tools_bin, "--set", "redis.enabled=false", "--set", f"config.ARENA_REDIS_URL={url}")
+    assert not of_kind(docs, "StatefulSet")
+    assert "redis" not in by_component(docs, "Service")
+    assert "redis" not in by_component(docs, "NetworkPolicy")
+    assert config_data(docs)["ARENA_REDIS_URL"] == url
+    for client in REDIS_CLIENTS:
+        assert (client, ANY, 6379) in egress_flows(docs), client
+
+
+def test_no_redis_at_all_refuses_several_replicas(tools_bin: Path) -> None:
+    done = _helm_template(tools_bin, "--set", "redis.enabled=false")
+    assert done.returncode != 0
+    assert "no Redis" in done.stderr, done.stderr
+
+
+def test_tracing_goes_to_the_in_chart_jaeger(scaled_docs: list[Doc]) -> None:
+    data = config_data(scaled_docs)
+    assert data["OTEL_EXPORTER_OTLP_ENDPOINT"] == f"http://{RELEASE}-jaeger:4318"
+    assert data["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/protobuf"
+    for workload in _workloads(scaled_docs):
+        for container in containers(workload):
+            names = {item["name"] for item in container.get("env") or []}
+            assert "OTEL_SERVICE_NAME" not in names, workload["metadata"]["name"]
+    assert "OTEL_SERVICE_NAME" not in data
+
+
+def test_tracing_to_an_existing_collector(tools_bin: Path) -> None:
+    endpoint = "http://otel-collector.observability:4318"
+    data = config_data(render(tools_bin, "--set", f"otel.endpoint={endpoint}"))
+    assert data["OTEL_EXPORTER_OTLP_ENDPOINT"] == endpoint
+
+
+# --- the example campaign and the notes ----------------------------------------------------
+
+
+def test_example_campaign_targets_the_release_defenders(default_docs: list[Doc]) -> None:
+    spec = load_campaign_spec((CHART / "campaign.yaml").read_bytes(), source="deploy/k8s/campaign.yaml")
+    services = by_component(default_docs, "Service")
+    urls = {defender.name: urlsplit(str(defender.url)) for defender in spec.defenders}
+    assert set(urls) == {"hardened", "naive"}
+    for label, name in (("hardened", "defender"), ("naive", "defender-naive")):
+        service = services[name]
+        assert urls[label].hostname == service["metadata"]["name"] == f"{RELEASE}-{name}"
+        assert urls[label].port == service["spec"]["ports"][0]["port"]
+    # The naive one is the naive profile, the hardened one the default profile.
+    deployments = by_component(default_docs, "Deployment")
+    assert env_of(deployments["defender-naive"])["ARENA_DEFENDER_PROFILE"] == "naive"
+    assert config_data(default_docs)["ARENA_DEFENDER_PROFILE"] == "hardened"
+
+
+def test_notes_say_how_to_reach_the_dashboard_and_run_the_campaign(tools_bin: Path) -> None:
+    done = _run([str(tools_bin / "helm"), "install", RELEASE, str(CHART), "--dry-run=client"])
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert f"port-forward svc/{RELEASE}-orchestrator 8080:8080" in notes
+    assert "/dashboard" in notes
+    assert "arena campaign run deploy/k8s/campaign.yaml --orchestrator http://127.0.0.1:8080" in notes
