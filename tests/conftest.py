@@ -130,3 +130,10 @@ def tools_bin() -> Path:
         return deploy_tools_bin()
     except ToolsUnavailableError as exc:
         pytest.skip(f"deployment checkers unavailable: {exc}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the deployment checkers are ``slow``: the quick loop needs no tool downloads."""
+    for item in items:
+        if "tools_bin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

@@ -26,7 +26,7 @@ A2A_SERVICES = {"defender": 8081, "defender-naive": 8081, "attacker": 8082}
 # Values compose gives when unset: the addresses of the other services on the compose network.
 TOPOLOGY_DEFAULTS = {
     "ARENA_REDIS_URL": "redis://redis:6379/0",
-    "ARENA_MODEL_BASE_URL": "http://model:8090/v1",
+    "ARENA_EMBEDDED_MODEL_URL": "http://model:8090/v1",
     "ARENA_DEFENDER_URL": "http://defender:8081",
     "ARENA_ATTACKER_URL": "http://attacker:8082",
     "ARENA_ORCHESTRATOR_URL": "http://orchestrator:8080",
@@ -180,6 +180,10 @@ def test_hosted_models_take_keys_from_the_shell_only(tools_bin: Path, tmp_path: 
         assert "model" not in services[name].get("depends_on", {})
     assert services["attacker"]["environment"]["ARENA_ATTACKER_MODEL"] == "gemini:gemini-2.5-flash"
     assert services["defender"]["environment"]["ARENA_DEFENDER_MODEL"] == "gemini:gemini-2.0-flash-lite"
+    # ARENA_MODEL picks both sides' model when they have none of their own.
+    both = resolved(tools_bin, tmp_path, *files, env_file={"ARENA_MODEL": "openai:gpt-4o-mini"})
+    for name, side in (("attacker", "ATTACKER"), ("defender", "DEFENDER")):
+        assert both[name]["environment"][f"ARENA_{side}_MODEL"] == "openai:gpt-4o-mini"
     unset = resolved(tools_bin, tmp_path, *files)
     assert unset["attacker"]["environment"].get("GEMINI_API_KEY") is None
     for path in DEPLOY.glob("compose*.yaml"):

@@ -552,7 +552,8 @@ def test_configmap_skips_empty_values_and_computes_the_wiring(default_docs: list
     assert all(value != "" for value in data.values())
     assert "ARENA_MODEL" not in data and "ARENA_DEFENDER_SYSTEM_PROMPT" not in data
     assert data["ARENA_REDIS_URL"] == f"redis://{RELEASE}-redis:6379/0"
-    assert data["ARENA_MODEL_BASE_URL"] == f"http://{RELEASE}-model:8090/v1"
+    assert data["ARENA_EMBEDDED_MODEL_URL"] == f"http://{RELEASE}-model:8090/v1"
+    assert "ARENA_MODEL_BASE_URL" not in data
     assert data["ARENA_DEFENDER_URL"] == f"http://{RELEASE}-defender:8081"
     assert data["ARENA_ATTACKER_URL"] == f"http://{RELEASE}-attacker:8082"
     assert data["ARENA_DEFENDER_PHRASE"] == "I Give Up"
@@ -571,7 +572,7 @@ def test_hosted_model_skips_the_embedded_model_url(tools_bin: Path) -> None:
     )
     data = config_data(docs)
     assert data["ARENA_MODEL"] == "gemini:gemini-2.5-flash"
-    assert "ARENA_MODEL_BASE_URL" not in data
+    assert "ARENA_MODEL_BASE_URL" not in data and "ARENA_EMBEDDED_MODEL_URL" not in data
     assert "model" not in by_component(docs, "Deployment")
     assert not [flow for flow in ingress_flows(docs) | egress_flows(docs) if "model" in flow[:2]]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -58,7 +59,8 @@ class Host:
 class VirtualNetwork:
     """Hosts on one bridge; call :meth:`add` for each, then :meth:`up`, finally :meth:`down`."""
 
-    prefix: str = field(default_factory=lambda: f"arena{os.getpid() % 100000}")
+    # Random, so a namespace left by a killed run never blocks the next one.
+    prefix: str = field(default_factory=lambda: f"arena{secrets.token_hex(3)}")
     subnet: str = "198.18.0"
     hosts: dict[str, Host] = field(default_factory=dict)
     _created: list[str] = field(default_factory=list)

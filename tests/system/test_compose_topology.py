@@ -8,7 +8,7 @@ command and environment exactly as resolved, as its own process:
 * on its own host (as root): a network namespace with its own address, where the Compose
   service names resolve (through the host's hosts file) to the other hosts' addresses -
   two ``defender`` replicas answer to the same name, as on a Compose network;
-* on its own loopback address (127.42.0.x), with the service names in the environment
+* on its own loopback address (in a random 127.x.y.0/24), with the service names in the environment
   rewritten to those addresses (a weaker proof: name resolution is not tested). Both cases
   run; the first is skipped, saying why, where namespaces cannot be made.
 
@@ -21,14 +21,17 @@ match must be recorded, with one trace per match reaching "Jaeger" from all four
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,6 +213,8 @@ def topology(
         if reason is not None:
             pytest.skip(f"separate hosts need network namespaces: {reason} (the loopback case still runs)")
     network = VirtualNetwork() if request.param == "netns" else None
+    # Loopback: a /24 of 127.0.0.0/8 of this run's own, so parallel runs do not meet.
+    loopback_net = f"127.{secrets.randbelow(200) + 20}.{secrets.randbelow(250) + 1}"
     topology = Topology(tmp=tmp_path, network=network)
 
     # One host per container (replicas included), plus the user's machine.
@@ -222,9 +227,12 @@ def topology(
         if network:
             address = network.add(host, (service,) if service == host else (service, host)).address
         else:
-            address = f"127.42.0.{index + 2}"
+            address = f"{loopback_net}.{index + 2}"
         topology.addresses[f"host:{host}"] = address
         topology.addresses.setdefault(service, address)
+
+    if network is None:
+        _skip_when_ports_are_taken(services, hosts, topology)
 
     receiver: OtlpReceiver | None = None
     try:
@@ -268,19 +276,53 @@ def topology(
                     _wait_healthy(topology, host, health)
         yield topology, receiver
     finally:
-        for process in topology.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in topology.processes.values():
+        try:
+            _stop(topology.processes.values())
+        finally:
             try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
+                if receiver is not None:
+                    receiver.stop()
+            finally:
+                if network:
+                    network.down()
+
+
+def _stop(processes: Iterable[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process group, then SIGKILL what is left after 15 s."""
+    processes = list(processes)
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
-        if receiver is not None:
-            receiver.stop()
-        if network:
-            network.down()
+            process.wait()
+
+
+def _skip_when_ports_are_taken(
+    services: dict[str, Any], hosts: dict[str, list[str]], topology: Topology
+) -> None:
+    """Loopback shares the machine's ports: a listener on 0.0.0.0 (say, a running compose) would collide."""
+    ports = {"jaeger": [OTLP_HTTP_PORT], "redis": [6379]}
+    for name, group in hosts.items():
+        command = (services.get(name) or {}).get("command") or []
+        wanted = ports.get(name) or (
+            [int(command[command.index("--port") + 1])] if "--port" in command else []
+        )
+        for host in group:
+            for port in wanted:
+                with socket.socket() as probe:
+                    try:
+                        probe.bind((topology.addresses[f"host:{host}"], port))
+                    except OSError as exc:
+                        pytest.skip(
+                            f"port {port} is taken on this machine ({exc}); the loopback case needs it"
+                        )
 
 
 def test_a_campaign_runs_through_the_compose_services(

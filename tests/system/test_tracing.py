@@ -126,6 +126,10 @@ def test_a_match_is_one_trace_from_the_orchestrator_to_the_model(
 
         # Each service exports in its own batches: wait until every span the assertions read is in.
         spans = receiver.wait_for_spans(lambda received: _complete(received, trace_id), timeout_s=30)
+        # Metrics too, while the services still run (each exports every 500 ms).
+        queue_depth = receiver.wait_for_metric("arena.queue.depth", timeout_s=15)
+        token_usage = receiver.wait_for_metric("gen_ai.client.token.usage", timeout_s=15)
+        matches_metric = receiver.wait_for_metric("arena.matches", timeout_s=15)
     trace = [s for s in spans if s.trace_id == trace_id]
     by_id = {s.span_id: s for s in trace}
     by_name: dict[str, list[ReceivedSpan]] = {}
@@ -172,5 +176,6 @@ def test_a_match_is_one_trace_from_the_orchestrator_to_the_model(
 
     # Both transports were used, and no span of the match sits in another trace.
     assert {s.transport for s in trace} == {"http", "grpc"}
-    assert receiver.wait_for_metric("arena.queue.depth", timeout_s=15).service_name == "arena-orchestrator"
-    assert receiver.wait_for_metric("gen_ai.client.token.usage", timeout_s=15)
+    assert queue_depth.service_name == "arena-orchestrator"
+    assert token_usage.service_name == "arena-defender"
+    assert matches_metric.service_name == "arena-attacker"

@@ -133,8 +133,8 @@ in `secrets` are left out (the Secret is loaded after the ConfigMap and wins any
 {{- if and .Values.redis.enabled (not (hasKey $data "ARENA_REDIS_URL")) -}}
 {{- $_ := set $data "ARENA_REDIS_URL" (printf "redis://%s:6379/0" (include "arena.componentFullname" (dict "root" $root "name" "redis"))) -}}
 {{- end -}}
-{{- if and .Values.model.enabled (not (hasKey $data "ARENA_MODEL")) (not (hasKey $data "ARENA_MODEL_BASE_URL")) -}}
-{{- $_ := set $data "ARENA_MODEL_BASE_URL" (printf "http://%s:8090/v1" (include "arena.componentFullname" (dict "root" $root "name" "model"))) -}}
+{{- if and .Values.model.enabled (not (hasKey $data "ARENA_EMBEDDED_MODEL_URL")) -}}
+{{- $_ := set $data "ARENA_EMBEDDED_MODEL_URL" (printf "http://%s:8090/v1" (include "arena.componentFullname" (dict "root" $root "name" "model"))) -}}
 {{- end -}}
 {{- if and .Values.defender.enabled (not (hasKey $data "ARENA_DEFENDER_URL")) -}}
 {{- $_ := set $data "ARENA_DEFENDER_URL" (printf "http://%s:8081" (include "arena.componentFullname" (dict "root" $root "name" "defender"))) -}}

@@ -73,6 +73,9 @@ class ArenaSettings(BaseSettings):
     attacker_model_base_url: str | None = None
     judge_model: str | None = None
     judge_model_base_url: str | None = None
+    # Where the embedded model server is; used only by a side that runs the embedded model
+    # (so a deployment can name its model server without misdirecting a hosted ARENA_MODEL).
+    embedded_model_url: str | None = None
     model_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     model_max_retries: int = Field(default=3, ge=0, le=10)
 
@@ -143,6 +146,7 @@ class ArenaSettings(BaseSettings):
         "attacker_model_base_url",
         "judge_model",
         "judge_model_base_url",
+        "embedded_model_url",
         "defender_url",
         "attacker_url",
         "orchestrator_url",
@@ -188,12 +192,12 @@ class ArenaSettings(BaseSettings):
             model_id, base_url = self.model, own_base or self.model_base_url
         else:
             model_id = EMBEDDED_MODEL_ID
-            base_url = own_base or self.model_base_url or EMBEDDED_MODEL_BASE_URL
+            base_url = own_base or self.model_base_url or self.embedded_model_url or EMBEDDED_MODEL_BASE_URL
         return self._config(model_id, base_url)
 
     def _config(self, model_id: str, base_url: str | None) -> ModelConfig:
         if model_id == EMBEDDED_MODEL_ID and base_url is None:
-            base_url = EMBEDDED_MODEL_BASE_URL
+            base_url = self.embedded_model_url or EMBEDDED_MODEL_BASE_URL
         return ModelConfig(
             model_id=model_id,
             base_url=base_url,
