@@ -4,7 +4,8 @@ No cluster is needed: ``helm lint --strict``, ``helm template`` and
 ``kubernetes-validate --strict`` (offline, bundled schemas) from the ``tools_bin`` folder,
 then structural checks on the rendered YAML: probes, security contexts, resources,
 autoscalers, disruption budgets, the NetworkPolicy flows, secrets kept out of the
-ConfigMap, an external Redis, and every ``ARENA_*`` setting wired from values to pods.
+ConfigMap, target tokens reaching the attacker only, an external Redis, and every
+``ARENA_*`` setting wired from values to pods.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ import pytest
 import yaml
 
 from arena_orchestrator.spec_loader import load_campaign_spec
+from support.env_example import REPO, example_settings
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "k8s"
 SCALED = CHART / "values-scaled.yaml"
-ENV_EXAMPLE = REPO / "deploy" / ".env.example"
 RELEASE = "arena"
 
 # 1.30: the oldest the chart declares (Chart.yaml kubeVersion); 1.35: the oldest minor still
@@ -52,7 +52,13 @@ IMAGES = {
     "defender-naive": "a2a-arena/defender:0.1.0",
     "model": "a2a-arena/model:0.1.0",
 }
-LOADS_SECRETS = ("orchestrator", "attacker", "defender", "defender-naive")
+# Who loads the shared Secret (model keys, a Redis URL with a password) with envFrom; the
+# orchestrator gets only its ARENA_REDIS_URL key; only the attacker holds target tokens.
+LOADS_SHARED_SECRET = AGENTS
+LOADS_TARGET_TOKENS = ("attacker",)
+TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"
+IPV4_METADATA = "169.254.169.254/32"
+IPV6_METADATA = "fd00:ec2::254/128"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 ANY = "any"
 EXTERNAL = "external"
@@ -142,14 +148,35 @@ def env_from(workload: Doc) -> list[Doc]:
     return list(the_container(workload).get("envFrom") or [])
 
 
-def env_example() -> dict[str, str]:
-    """``ARENA_X=value`` lines of deploy/.env.example (commented lines are not settings)."""
-    found: dict[str, str] = {}
-    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^(ARENA_[A-Z0-9_]+)=(.*)$", line)
-        if match:
-            found[match.group(1)] = match.group(2)
+def env_from_secrets(workload: Doc) -> list[str]:
+    """Names of the Secrets a workload loads whole (envFrom), in order."""
+    return [source["secretRef"]["name"] for source in env_from(workload) if "secretRef" in source]
+
+
+def secrets_referenced(node: Any) -> set[str]:
+    """Every Secret name a pod spec (or any part of it) references, however: envFrom,
+    env valueFrom, secret and projected volumes (image pull secrets are not Secrets of ours)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("secretRef", "secretKeyRef") and isinstance(value, dict):
+                found.add(str(value["name"]))
+            elif key == "secret" and isinstance(value, dict):
+                found.add(str(value.get("secretName") or value.get("name")))
+            elif key != "imagePullSecrets":
+                found |= secrets_referenced(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= secrets_referenced(item)
     return found
+
+
+def pod_secrets(workload: Doc) -> set[str]:
+    return secrets_referenced(workload["spec"]["template"]["spec"])
+
+
+def secret_data(secret: Doc) -> dict[str, str]:
+    return {key: base64.b64decode(value).decode() for key, value in (secret.get("data") or {}).items()}
 
 
 def chart_values() -> dict[str, Any]:
@@ -212,8 +239,11 @@ def egress_flows(docs: Iterable[Doc]) -> set[Flow]:
     return flows
 
 
-def expected_flows(*, jaeger: bool) -> tuple[set[Flow], set[Flow]]:
-    """The arena's flows (ingress, egress) with the default networkPolicy values."""
+def expected_flows(*, jaeger: bool, defenders_external: bool = False) -> tuple[set[Flow], set[Flow]]:
+    """The arena's flows (ingress, egress) with the default networkPolicy values.
+
+    Only the attacker gets external egress, unless ``defenders_external`` (a hosted model).
+    """
     ingress = {(ANY, "orchestrator", 8080), ("orchestrator", "attacker", 8082)}
     ingress |= {("attacker", defender, 8081) for defender in DEFENDERS}
     ingress |= {(client, "model", 8090) for client in AGENTS}
@@ -223,7 +253,9 @@ def expected_flows(*, jaeger: bool) -> tuple[set[Flow], set[Flow]]:
     egress |= {("attacker", defender, 8081) for defender in DEFENDERS} | {("attacker", "model", 8090)}
     egress |= {(defender, "model", 8090) for defender in DEFENDERS}
     egress |= {(client, "redis", 6379) for client in REDIS_CLIENTS}
-    egress |= {(agent, EXTERNAL, None) for agent in AGENTS}
+    egress |= {("attacker", EXTERNAL, None)}
+    if defenders_external:
+        egress |= {(defender, EXTERNAL, None) for defender in DEFENDERS}
     if jaeger:
         ingress |= {(ANY, "jaeger", 16686)}
         ingress |= {(name, "jaeger", port) for name in ARENA for port in (4317, 4318)}
@@ -507,11 +539,85 @@ def test_model_redis_and_jaeger_have_no_external_egress(docs: list[Doc]) -> None
             assert dest not in (EXTERNAL, ANY), (source, dest)
 
 
-def test_external_egress_blocks_the_metadata_endpoint(default_docs: list[Doc]) -> None:
-    attacker = by_component(default_docs, "NetworkPolicy")["attacker"]
-    peers = [peer for rule in attacker["spec"]["egress"] for peer in rule.get("to", [])]
-    blocks = [peer["ipBlock"] for peer in peers if "ipBlock" in peer]
-    assert {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]} in blocks
+def _ip_blocks(policy: Doc) -> list[Doc]:
+    peers = [peer for rule in policy["spec"].get("egress") or [] for peer in rule.get("to", [])]
+    return [peer["ipBlock"] for peer in peers if "ipBlock" in peer]
+
+
+def test_external_egress_blocks_the_metadata_endpoints(docs: list[Doc]) -> None:
+    attacker = by_component(docs, "NetworkPolicy")["attacker"]
+    blocks = _ip_blocks(attacker)
+    assert {"cidr": "0.0.0.0/0", "except": [IPV4_METADATA]} in blocks
+    assert {"cidr": "::/0", "except": [IPV6_METADATA]} in blocks
+    for policy in of_kind(docs, "NetworkPolicy"):
+        for block in _ip_blocks(policy):
+            if ":" in block["cidr"]:
+                assert IPV6_METADATA in block.get("except", []), (component(policy), block)
+            else:
+                assert IPV4_METADATA in block.get("except", []), (component(policy), block)
+
+
+def _external_egress(docs: list[Doc]) -> set[str]:
+    """The components with egress to external ipBlocks (or anywhere)."""
+    return {source for source, dest, _ in egress_flows(docs) if dest in (EXTERNAL, ANY)}
+
+
+def test_defenders_on_the_embedded_model_get_no_external_egress(docs: list[Doc]) -> None:
+    assert _external_egress(docs) == {"attacker"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--set", "config.ARENA_MODEL=gemini:gemini-2.5-flash"],
+        ["--set", "config.ARENA_DEFENDER_MODEL=gemini:gemini-2.0-flash-lite"],
+        ["--set", "config.ARENA_MODEL=gemini:gemini-2.5-flash", "--set", "model.enabled=false"],
+    ],
+    ids=["ARENA_MODEL", "ARENA_DEFENDER_MODEL", "no-embedded-model"],
+)
+def test_defenders_on_a_hosted_model_get_external_egress(tools_bin: Path, args: list[str]) -> None:
+    docs = render(tools_bin, *args)
+    assert _external_egress(docs) == {"attacker", *DEFENDERS}
+    if "model.enabled=false" not in args:
+        _, expected_out = expected_flows(jaeger=False, defenders_external=True)
+        assert egress_flows(docs) == expected_out
+    for defender in DEFENDERS:
+        blocks = _ip_blocks(by_component(docs, "NetworkPolicy")[defender])
+        assert {"cidr": "0.0.0.0/0", "except": [IPV4_METADATA]} in blocks, defender
+
+
+def test_only_the_attacker_model_keeps_defenders_in_the_cluster(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "config.ARENA_ATTACKER_MODEL=gemini:gemini-2.5-flash")
+    assert _external_egress(docs) == {"attacker"}
+
+
+def test_a_defender_with_its_own_hosted_model_alone_gets_external_egress(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "defenderNaive.env.ARENA_DEFENDER_MODEL=gemini:gemini-2.0-flash-lite")
+    assert _external_egress(docs) == {"attacker", "defender-naive"}
+
+
+def test_hosted_defenders_follow_allow_external(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin,
+        "--set",
+        "config.ARENA_MODEL=gemini:gemini-2.5-flash",
+        "--set",
+        "networkPolicy.egress.allowExternal=false",
+    )
+    assert _external_egress(docs) == set()
+
+
+def test_defenders_external_egress_can_be_asked_for_explicitly(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "networkPolicy.egress.defendersAllowExternal=true")
+    assert _external_egress(docs) == {"attacker", *DEFENDERS}
+    docs = render(
+        tools_bin,
+        "--set",
+        "networkPolicy.egress.defendersAllowExternal=true",
+        "--set",
+        "networkPolicy.egress.allowExternal=false",
+    )
+    assert _external_egress(docs) == set(DEFENDERS)
 
 
 def test_agents_reachable_from_anywhere_only_when_asked(tools_bin: Path) -> None:
@@ -538,7 +644,7 @@ def test_network_policies_can_be_disabled(tools_bin: Path) -> None:
 
 
 def test_values_config_keys_are_the_env_example_settings() -> None:
-    example = env_example()
+    example = example_settings()
     assert "ARENA_REDIS_URL" in example and "ARENA_PUBLIC_URL" in example
     config = chart_values()["config"]
     assert set(config) == set(example) - {"ARENA_PUBLIC_URL"}
@@ -618,9 +724,42 @@ def test_configmap_never_holds_a_secret(docs: list[Doc]) -> None:
         assert not re.search(r"API_KEY|^ARENA_TARGET_TOKEN_|PASSWORD|SECRET", key), key
 
 
-def test_secrets_become_a_secret_loaded_by_the_agents(tools_bin: Path) -> None:
+def _secret_holding(docs: list[Doc], key: str) -> Doc:
+    (secret,) = [doc for doc in of_kind(docs, "Secret") if key in (doc.get("data") or {})]
+    return secret
+
+
+def test_target_tokens_reach_the_attacker_only(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin, "--set", "secrets.GEMINI_API_KEY=k", "--set", "secrets.ARENA_TARGET_TOKEN_ACME=t"
+    )
+    tokens = _secret_holding(docs, "ARENA_TARGET_TOKEN_ACME")
+    keys = _secret_holding(docs, "GEMINI_API_KEY")
+    tokens_name, keys_name = tokens["metadata"]["name"], keys["metadata"]["name"]
+    assert tokens_name != keys_name
+    assert secret_data(tokens) == {"ARENA_TARGET_TOKEN_ACME": "t"}
+    assert secret_data(keys) == {"GEMINI_API_KEY": "k"}
+    workloads = {component(w): w for w in _workloads(docs)}
+    # The token Secret: loaded whole by the attacker, referenced by no other pod in any way.
+    assert tokens_name in env_from_secrets(workloads["attacker"])
+    holders = {name for name, workload in workloads.items() if tokens_name in pod_secrets(workload)}
+    assert holders == {"attacker"}
+    # Model keys: the attacker and the defenders; the orchestrator has no use for them.
+    for name in LOADS_SHARED_SECRET:
+        assert keys_name in env_from_secrets(workloads[name]), name
+    holders = {name for name, workload in workloads.items() if keys_name in pod_secrets(workload)}
+    assert holders == set(LOADS_SHARED_SECRET)
+    # No ConfigMap holds either value, or either key.
+    for configmap in of_kind(docs, "ConfigMap"):
+        data = configmap.get("data") or {}
+        assert not {"GEMINI_API_KEY", "ARENA_TARGET_TOKEN_ACME"} & set(data), configmap["metadata"]["name"]
+        assert not {"k", "t"} & set(data.values()), configmap["metadata"]["name"]
+
+
+def test_secrets_are_split_by_who_needs_them(tools_bin: Path) -> None:
     value = "sk-sentinel-not-for-configmaps-7f3a"
     redis_url = "redis://:hunter2-sentinel@redis.example:6379/0"
+    token = "tok-sentinel-attacker-only-91c2"
     text = render_text(
         tools_bin,
         "--set",
@@ -628,47 +767,127 @@ def test_secrets_become_a_secret_loaded_by_the_agents(tools_bin: Path) -> None:
         "--set-string",
         f"secrets.ARENA_REDIS_URL={redis_url}",
         "--set",
-        "secrets.ARENA_TARGET_TOKEN_EXAMPLE=tok",
+        f"secrets.ARENA_TARGET_TOKEN_EXAMPLE={token}",
     )
-    assert value not in text and "hunter2" not in text, "secret values in plain text"
+    assert value not in text and "hunter2" not in text and token not in text, "secret values in plain text"
     docs = [doc for doc in yaml.safe_load_all(text) if doc]
-    (secret,) = of_kind(docs, "Secret")
-    name = secret["metadata"]["name"]
-    assert base64.b64decode(secret["data"]["GEMINI_API_KEY"]).decode() == value
-    assert base64.b64decode(secret["data"]["ARENA_REDIS_URL"]).decode() == redis_url
+    secrets = {doc["metadata"]["name"]: secret_data(doc) for doc in of_kind(docs, "Secret")}
+    shared, tokens = f"{RELEASE}-secrets", f"{RELEASE}-target-tokens"
+    assert secrets == {
+        shared: {"GEMINI_API_KEY": value, "ARENA_REDIS_URL": redis_url},
+        tokens: {"ARENA_TARGET_TOKEN_EXAMPLE": token},
+    }
+    for name, data in secrets.items():
+        if name != tokens:
+            assert not [key for key in data if key.startswith(TARGET_TOKEN_PREFIX)], name
     data = config_data(docs)
     assert "GEMINI_API_KEY" not in data and "ARENA_TARGET_TOKEN_EXAMPLE" not in data
     assert "ARENA_REDIS_URL" not in data, "the Secret's Redis URL is the only one"
     deployments = by_component(docs, "Deployment")
-    for component_name in ARENA:
-        sources = env_from(deployments[component_name])
-        refs = [source["secretRef"]["name"] for source in sources if "secretRef" in source]
-        if component_name in LOADS_SECRETS:
-            assert refs == [name], component_name
-            # The Secret comes after the ConfigMap, so its values win.
-            assert "secretRef" in sources[-1], component_name
-            annotations = deployments[component_name]["spec"]["template"]["metadata"]["annotations"]
-            assert "checksum/secret" in annotations, component_name
-        else:
-            assert refs == [], component_name
+    expected_env_from = {
+        "orchestrator": [],
+        "attacker": [shared, tokens],
+        "defender": [shared],
+        "defender-naive": [shared],
+        "model": [],
+    }
+    for name in ARENA:
+        assert env_from_secrets(deployments[name]) == expected_env_from[name], name
+        sources = env_from(deployments[name])
+        # The Secrets come after the ConfigMap, so their values win.
+        assert "configMapRef" in sources[0] and all("secretRef" in source for source in sources[1:]), name
+    # The orchestrator gets exactly one key of the shared Secret: the Redis URL.
+    orchestrator = the_container(deployments["orchestrator"])
+    from_secrets = [item for item in orchestrator.get("env") or [] if "valueFrom" in item]
+    assert from_secrets == [
+        {"name": "ARENA_REDIS_URL", "valueFrom": {"secretKeyRef": {"name": shared, "key": "ARENA_REDIS_URL"}}}
+    ]
+    assert pod_secrets(deployments["orchestrator"]) == {shared}
+    assert pod_secrets(deployments["model"]) == set()
+    annotations = {name: deployments[name]["spec"]["template"]["metadata"]["annotations"] for name in ARENA}
+    for name in REDIS_CLIENTS:
+        assert "checksum/secret" in annotations[name], name
+    assert [name for name in ARENA if "checksum/target-tokens" in annotations[name]] == ["attacker"]
+
+
+def test_a_token_change_rolls_the_attacker_only(tools_bin: Path) -> None:
+    def annotations(token: str) -> dict[str, Doc]:
+        docs = render(
+            tools_bin,
+            "--set",
+            "secrets.GEMINI_API_KEY=k",
+            "--set",
+            f"secrets.ARENA_TARGET_TOKEN_ACME={token}",
+        )
+        deployments = by_component(docs, "Deployment")
+        return {name: deployments[name]["spec"]["template"]["metadata"]["annotations"] for name in ARENA}
+
+    before, after = annotations("one"), annotations("two")
+    changed = {name for name in ARENA if before[name] != after[name]}
+    assert changed == {"attacker"}
+    assert before["attacker"]["checksum/target-tokens"] != after["attacker"]["checksum/target-tokens"]
 
 
 def test_no_secret_without_secrets(default_docs: list[Doc]) -> None:
     assert not of_kind(default_docs, "Secret")
-    for workload in by_component(default_docs, "Deployment").values():
-        assert not [source for source in env_from(workload) if "secretRef" in source]
+    for workload in _workloads(default_docs):
+        assert not pod_secrets(workload), workload["metadata"]["name"]
 
 
-def test_existing_secret_is_loaded_instead(tools_bin: Path) -> None:
-    docs = render(tools_bin, "--set", "existingSecret=arena-keys")
+def test_existing_secrets_are_loaded_instead(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin, "--set", "existingSecret=arena-keys", "--set", "existingTargetTokenSecret=arena-tokens"
+    )
     assert not of_kind(docs, "Secret")
     deployments = by_component(docs, "Deployment")
-    for name in LOADS_SECRETS:
-        assert {"secretRef": {"name": "arena-keys"}} in env_from(deployments[name]), name
-    done = _helm_template(
-        tools_bin, "--set", "existingSecret=arena-keys", "--set", "secrets.OPENAI_API_KEY=x"
+    assert env_from_secrets(deployments["attacker"]) == ["arena-keys", "arena-tokens"]
+    for name in DEFENDERS:
+        assert env_from_secrets(deployments[name]) == ["arena-keys"], name
+        assert "arena-tokens" not in pod_secrets(deployments[name]), name
+    # The orchestrator: the existing Secret's Redis URL if it has one, nothing else.
+    orchestrator = deployments["orchestrator"]
+    assert env_from_secrets(orchestrator) == []
+    assert pod_secrets(orchestrator) == {"arena-keys"}
+    (redis_url,) = [item for item in the_container(orchestrator)["env"] if "valueFrom" in item]
+    assert redis_url == {
+        "name": "ARENA_REDIS_URL",
+        "valueFrom": {"secretKeyRef": {"name": "arena-keys", "key": "ARENA_REDIS_URL", "optional": True}},
+    }
+    holders = {component(w) for w in _workloads(docs) if "arena-tokens" in pod_secrets(w)}
+    assert holders == {"attacker"}
+
+
+def test_existing_secret_with_tokens_from_values(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin, "--set", "existingSecret=arena-keys", "--set", "secrets.ARENA_TARGET_TOKEN_ACME=t"
     )
-    assert done.returncode != 0 and "existingSecret" in done.stderr
+    (tokens,) = of_kind(docs, "Secret")
+    assert secret_data(tokens) == {"ARENA_TARGET_TOKEN_ACME": "t"}
+    holders = {component(w) for w in _workloads(docs) if tokens["metadata"]["name"] in pod_secrets(w)}
+    assert holders == {"attacker"}
+    for name in DEFENDERS:
+        assert env_from_secrets(by_component(docs, "Deployment")[name]) == ["arena-keys"], name
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "existingSecret=arena-keys", "--set", "secrets.OPENAI_API_KEY=x"], "existingSecret"),
+        (
+            ["--set", "existingTargetTokenSecret=arena-tokens", "--set", "secrets.ARENA_TARGET_TOKEN_ACME=t"],
+            "existingTargetTokenSecret",
+        ),
+        (
+            ["--set", "existingSecret=arena-keys", "--set", "existingTargetTokenSecret=arena-keys"],
+            "existingTargetTokenSecret must not be existingSecret",
+        ),
+    ],
+    ids=["keys-twice", "tokens-twice", "same-secret"],
+)
+def test_conflicting_secret_sources_are_refused(tools_bin: Path, args: list[str], message: str) -> None:
+    done = _helm_template(tools_bin, *args)
+    assert done.returncode != 0
+    assert message in done.stderr, done.stderr
 
 
 def test_external_redis_replaces_the_statefulset(tools_bin: Path) -> None:
@@ -686,6 +905,66 @@ def test_no_redis_at_all_refuses_several_replicas(tools_bin: Path) -> None:
     done = _helm_template(tools_bin, "--set", "redis.enabled=false")
     assert done.returncode != 0
     assert "no Redis" in done.stderr, done.stderr
+
+
+def test_an_existing_secret_alone_is_not_a_redis(tools_bin: Path) -> None:
+    """The chart cannot see inside existingSecret: only externalRedis=true vouches for a URL there."""
+    done = _helm_template(tools_bin, "--set", "redis.enabled=false", "--set", "existingSecret=arena-keys")
+    assert done.returncode != 0
+    assert "may run more than one replica but there is no Redis" in done.stderr, done.stderr
+    assert "externalRedis=true when ARENA_REDIS_URL is in existingSecret" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--set", "existingSecret=arena-keys", "--set", "externalRedis=true"],
+        ["--set-string", "secrets.ARENA_REDIS_URL=redis://:pw@ext:6379/0"],
+        ["--set", "config.ARENA_REDIS_URL=redis://ext:6379/0"],
+    ],
+    ids=["existingSecret+externalRedis", "secrets", "config"],
+)
+def test_an_external_redis_allows_several_replicas(tools_bin: Path, args: list[str]) -> None:
+    docs = render(tools_bin, "--set", "redis.enabled=false", *args)
+    assert _min_replicas(docs, "defender") >= 2
+    for client in REDIS_CLIENTS:
+        assert (client, ANY, 6379) in egress_flows(docs), client
+
+
+def test_notes_warn_when_there_is_no_redis(tools_bin: Path) -> None:
+    single = [
+        "--set",
+        "redis.enabled=false",
+        "--set",
+        "existingSecret=arena-keys",
+        "--set",
+        "attacker.autoscaling.enabled=false",
+        "--set",
+        "defender.autoscaling.enabled=false",
+        "--set",
+        "defender.replicas=1",
+    ]
+    done = _run([str(tools_bin / "helm"), "install", RELEASE, str(CHART), "--dry-run=client", *single])
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "WARNING: no Redis" in notes and "set externalRedis=true" in notes
+    # Without NetworkPolicy egress to a Redis nobody declared.
+    docs = render(tools_bin, *single)
+    assert not [flow for flow in egress_flows(docs) if flow[2] == 6379]
+    done = _run(
+        [
+            str(tools_bin / "helm"),
+            "install",
+            RELEASE,
+            str(CHART),
+            "--dry-run=client",
+            *single,
+            "--set",
+            "externalRedis=true",
+        ]
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: no Redis" not in done.stdout
 
 
 def test_tracing_goes_to_the_in_chart_jaeger(scaled_docs: list[Doc]) -> None:

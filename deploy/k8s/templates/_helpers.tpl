@@ -25,18 +25,21 @@ Names, labels and the wiring the templates share.
 {{- end -}}
 
 {{/*
-The arena's components: values key -> component name, port, and whether it loads the Secret
-(provider keys, target tokens, a Redis URL with a password) and is an A2A agent (it gets
-ARENA_PUBLIC_URL).
+The arena's components: values key -> component name, port, which secret variables it
+gets, and whether it is an A2A agent (it gets ARENA_PUBLIC_URL). `secrets`: "shared" loads
+the shared Secret (`secrets` minus target tokens, or `existingSecret`) with envFrom;
+"redisUrl" gets only its ARENA_REDIS_URL key (secretKeyRef); "none" nothing. `targetTokens`:
+loads the target-token Secret (ARENA_TARGET_TOKEN_* of `secrets`, or
+`existingTargetTokenSecret`); only the attacker, which sends them to targets.
 */}}
 {{- define "arena.components" -}}
-orchestrator: {name: orchestrator, port: 8080, secrets: true, a2a: false}
-attacker: {name: attacker, port: 8082, secrets: true, a2a: true}
-defender: {name: defender, port: 8081, secrets: true, a2a: true}
-defenderNaive: {name: defender-naive, port: 8081, secrets: true, a2a: true}
-model: {name: model, port: 8090, secrets: false, a2a: false}
-redis: {name: redis, port: 6379, secrets: false, a2a: false}
-jaeger: {name: jaeger, port: 16686, secrets: false, a2a: false}
+orchestrator: {name: orchestrator, port: 8080, secrets: redisUrl, targetTokens: false, a2a: false}
+attacker: {name: attacker, port: 8082, secrets: shared, targetTokens: true, a2a: true}
+defender: {name: defender, port: 8081, secrets: shared, targetTokens: false, a2a: true}
+defenderNaive: {name: defender-naive, port: 8081, secrets: shared, targetTokens: false, a2a: true}
+model: {name: model, port: 8090, secrets: none, targetTokens: false, a2a: false}
+redis: {name: redis, port: 6379, secrets: none, targetTokens: false, a2a: false}
+jaeger: {name: jaeger, port: 16686, secrets: none, targetTokens: false, a2a: false}
 {{- end -}}
 
 {{/* The arena Deployments, in a fixed order. */}}
@@ -99,23 +102,92 @@ toString would print as 2.592e+06; integral ones are printed as integers.
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret the arena services load, or nothing. */}}
-{{- define "arena.secretName" -}}
+{{/* The prefix of the `secrets` keys that go to the attacker only. */}}
+{{- define "arena.targetTokenPrefix" -}}ARENA_TARGET_TOKEN_{{- end -}}
+
+{{/*
+The shared Secret (model API keys, a Redis URL with a password, ...: every key of `secrets`
+but the target tokens), loaded by the attacker and the defenders, its ARENA_REDIS_URL also
+by the orchestrator: `existingSecret`, the chart's own, or nothing.
+*/}}
+{{- define "arena.sharedSecretName" -}}
 {{- if .Values.existingSecret -}}
 {{- .Values.existingSecret -}}
-{{- else if include "arena.secretData" . -}}
+{{- else if include "arena.sharedSecretData" . -}}
 {{- printf "%s-secrets" (include "arena.fullname" .) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The chart's own Secret data (non-empty `secrets` values), as YAML; empty when none. */}}
-{{- define "arena.secretData" -}}
+{{/* The target-token Secret, loaded by the attacker only: `existingTargetTokenSecret`, the chart's own, or nothing. */}}
+{{- define "arena.targetTokenSecretName" -}}
+{{- if .Values.existingTargetTokenSecret -}}
+{{- .Values.existingTargetTokenSecret -}}
+{{- else if include "arena.targetTokenSecretData" . -}}
+{{- printf "%s-target-tokens" (include "arena.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart's shared Secret data (non-empty `secrets` values but target tokens), as YAML; empty when none. */}}
+{{- define "arena.sharedSecretData" -}}
+{{- $prefix := include "arena.targetTokenPrefix" . -}}
 {{- range $key, $value := .Values.secrets }}
 {{- $text := include "arena.envString" $value }}
-{{- if ne $text "" }}
+{{- if and (ne $text "") (not (hasPrefix $prefix $key)) }}
 {{ $key }}: {{ $text | b64enc | quote }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* The chart's target-token Secret data (non-empty ARENA_TARGET_TOKEN_* of `secrets`), as YAML; empty when none. */}}
+{{- define "arena.targetTokenSecretData" -}}
+{{- $prefix := include "arena.targetTokenPrefix" . -}}
+{{- range $key, $value := .Values.secrets }}
+{{- $text := include "arena.envString" $value }}
+{{- if and (ne $text "") (hasPrefix $prefix $key) }}
+{{ $key }}: {{ $text | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Whether `secrets` has a non-empty ARENA_REDIS_URL ("true" or empty). */}}
+{{- define "arena.secretsHaveRedisUrl" -}}
+{{- if ne (include "arena.envString" (get (.Values.secrets | default dict) "ARENA_REDIS_URL")) "" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The orchestrator's ARENA_REDIS_URL from the shared Secret, as a valueFrom map (JSON), or
+empty: the orchestrator needs no model key, so it gets this one key only. From
+`existingSecret` the key is optional (without it the ConfigMap's URL stays).
+*/}}
+{{- define "arena.redisUrlFromSecret" -}}
+{{- if .Values.existingSecret -}}
+{{- dict "secretKeyRef" (dict "name" .Values.existingSecret "key" "ARENA_REDIS_URL" "optional" true) | toJson -}}
+{{- else if include "arena.secretsHaveRedisUrl" . -}}
+{{- dict "secretKeyRef" (dict "name" (include "arena.sharedSecretName" .) "key" "ARENA_REDIS_URL") | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Whether a defender uses a hosted model ("true" or empty): (dict "root" $ "values" <defender
+values>). Its ARENA_DEFENDER_MODEL or ARENA_MODEL, each from the component's env, else
+`secrets`, else `config` (the order they win in the pod), is non-empty.
+*/}}
+{{- define "arena.defenderHostedModel" -}}
+{{- $root := .root -}}
+{{- $env := .values.env | default dict -}}
+{{- $secrets := $root.Values.secrets | default dict -}}
+{{- $hosted := false -}}
+{{- range $key := list "ARENA_DEFENDER_MODEL" "ARENA_MODEL" -}}
+{{- $value := get $root.Values.config $key -}}
+{{- if hasKey $secrets $key }}{{ $value = get $secrets $key }}{{ end -}}
+{{- if hasKey $env $key }}{{ $value = get $env $key }}{{ end -}}
+{{- if kindIs "map" $value -}}
+{{- $hosted = true -}}
+{{- else if ne (include "arena.envString" $value | trim) "" -}}
+{{- $hosted = true -}}
+{{- end -}}
+{{- end -}}
+{{- if $hosted -}}true{{- end -}}
 {{- end -}}
 
 {{/*
@@ -162,9 +234,13 @@ in `secrets` are left out (the Secret is loaded after the ConfigMap and wins any
 {{- end }}
 {{- end -}}
 
-{{/* Whether the arena services have a Redis URL from somewhere ("true" or empty). */}}
+{{/*
+Whether the arena services have a Redis URL ("true" or empty): the in-chart Redis,
+config.ARENA_REDIS_URL, secrets.ARENA_REDIS_URL, or `externalRedis` (the URL is in
+existingSecret, which the chart cannot read). An existingSecret alone does not count.
+*/}}
 {{- define "arena.hasRedis" -}}
-{{- if or .Values.redis.enabled .Values.config.ARENA_REDIS_URL .Values.existingSecret (get .Values.secrets "ARENA_REDIS_URL") -}}true{{- end -}}
+{{- if or .Values.redis.enabled .Values.config.ARENA_REDIS_URL (include "arena.secretsHaveRedisUrl" .) .Values.externalRedis -}}true{{- end -}}
 {{- end -}}
 
 {{/* Whether a component's Deployment is autoscaled ("true" or empty): (dict "values" <component values>) */}}
@@ -208,8 +284,14 @@ in `secrets` are left out (the Secret is loaded after the ConfigMap and wins any
 
 {{/* Checks that stop a broken configuration before it reaches the cluster. */}}
 {{- define "arena.validate" -}}
-{{- if and .Values.existingSecret (include "arena.secretData" .) -}}
-{{- fail "set either `secrets` or `existingSecret`, not both (put every secret variable in the existing Secret)" -}}
+{{- if and .Values.existingSecret (include "arena.sharedSecretData" .) -}}
+{{- fail "set either `secrets` (other than ARENA_TARGET_TOKEN_*) or `existingSecret`, not both (put those variables in the existing Secret)" -}}
+{{- end -}}
+{{- if and .Values.existingTargetTokenSecret (include "arena.targetTokenSecretData" .) -}}
+{{- fail "set either secrets.ARENA_TARGET_TOKEN_* or `existingTargetTokenSecret`, not both (put the tokens in the existing Secret)" -}}
+{{- end -}}
+{{- if and .Values.existingTargetTokenSecret (eq .Values.existingTargetTokenSecret .Values.existingSecret) -}}
+{{- fail "existingTargetTokenSecret must not be existingSecret: the defenders load all of existingSecret, target tokens are for the attacker only" -}}
 {{- end -}}
 {{- if ne (int64 .Values.redis.replicas) 1 -}}
 {{- fail "redis.replicas must be 1: the in-chart Redis is a single instance; for more, use an external Redis (redis.enabled=false, config.ARENA_REDIS_URL)" -}}
@@ -221,7 +303,7 @@ in `secrets` are left out (the Secret is loaded after the ConfigMap and wins any
 {{- range $key := list "orchestrator" "attacker" "defender" "defenderNaive" -}}
 {{- $v := index $.Values $key -}}
 {{- if and $v.enabled (gt (int64 (include "arena.maxReplicas" (dict "values" $v))) 1) -}}
-{{- fail (printf "%s may run more than one replica but there is no Redis, so replicas would not share tasks: enable redis, set config.ARENA_REDIS_URL (secrets.ARENA_REDIS_URL with a password), or run one replica (%s.replicas=1, %s.autoscaling.enabled=false)" $key $key $key) -}}
+{{- fail (printf "%s may run more than one replica but there is no Redis, so replicas would not share tasks: enable redis, set config.ARENA_REDIS_URL (secrets.ARENA_REDIS_URL with a password; externalRedis=true when ARENA_REDIS_URL is in existingSecret), or run one replica (%s.replicas=1, %s.autoscaling.enabled=false)" $key $key $key) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
