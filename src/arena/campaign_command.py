@@ -26,6 +26,7 @@ from arena.orchestrator_client import OrchestratorClient
 from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import validate_strategy
+from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_core.match_models import MatchResult
 from arena_core.settings import ArenaSettings
@@ -69,7 +70,7 @@ class InProcessPlayer:
 
     def __init__(self, settings: ArenaSettings) -> None:
         self._runner = MatchRunner(settings)
-        self._remote = RemoteAttackerPlayer(None)
+        self._remote = RemoteAttackerPlayer(None, guard=EgressGuard(settings.target_policy()))
 
     async def play(self, job: MatchJob) -> MatchResult:
         if job.attacker_url:

@@ -190,6 +190,10 @@ async def test_defender_model_down_is_an_error_not_a_defence(arena: InProcessAre
     result, _ = await _play(arena, _request("http://defender", max_turns=3))
     assert result.outcome == "error"
     assert result.error and "could not answer" in result.error
+    # The defender said why (metadata.arena.error): an infrastructure failure the orchestrator
+    # retries, not a protocol error of the target.
+    assert result.error_kind == "target_unavailable"
+    assert "the target cannot answer now (model_unavailable)" in result.error
 
 
 async def test_attacker_url_without_card(arena: InProcessArena) -> None:

@@ -68,6 +68,13 @@ class TargetUnreachableError(TargetError):
     kind = "target_unreachable"
 
 
+class TargetUnavailableError(TargetError):
+    """The target answered that it cannot answer now: a dependency of its own failed (its model,
+    its state store). Worth another try later; never a defence."""
+
+    kind = "target_unavailable"
+
+
 class AgentCardError(TargetError):
     """The target has no agent card, or the card is not a valid A2A card."""
 
@@ -84,6 +91,18 @@ class TargetAuthError(TargetError):
     """The target refused the attacker's credentials, or wants some (HTTP 401/403)."""
 
     kind = "target_unauthorized"
+
+
+class TargetNotAllowedError(ArenaError):
+    """The arena refused to connect to a host: not on ARENA_TARGET_ALLOWLIST, or in a blocked range.
+
+    Raised before any connection is opened. Not a :class:`TargetError`: nothing
+    failed that a retry could fix, the request itself is forbidden.
+    """
+
+    kind = "target_not_allowed"
+    http_status = 403
+    exit_code = 2
 
 
 class AttackerInactiveError(ArenaError):
@@ -146,7 +165,9 @@ __all__ = [
     "ModelUnavailableError",
     "TargetAuthError",
     "TargetError",
+    "TargetNotAllowedError",
     "TargetProtocolError",
+    "TargetUnavailableError",
     "TargetUnreachableError",
     "UnknownJudgeError",
     "UnknownStrategyError",

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
 
 EMBEDDED_MODEL_ID = "llamacpp:smollm2-135m-instruct"
@@ -108,6 +109,16 @@ class ArenaSettings(BaseSettings):
     max_turns_limit: int = Field(default=200, ge=1, le=10_000)
     target_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     match_timeout_s: float = Field(default=1800.0, gt=0)
+    # Hosts, *.domains, IPs and CIDRs the attacker may connect to (and campaign attacker URLs
+    # the orchestrator may); unset: any address but the built-in deny list (egress_policy.py).
+    target_allowlist: str | None = Field(default=None, max_length=10_000)
+
+    # Limits on what crosses the HTTP boundary (arena_core/http_limits.py). The request body
+    # limit applies to the agents and the orchestrator API; the message limits to each message
+    # an agent receives (parts, UTF-8 bytes of text parts), refused with the A2A invalid-params error.
+    max_request_bytes: int = Field(default=1_000_000, ge=1_024, le=100_000_000)
+    max_message_parts: int = Field(default=16, ge=1, le=1_000)
+    max_message_text_bytes: int = Field(default=32_000, ge=1_000, le=10_000_000)
 
     # The embedded model server (`arena serve model`).
     model_engine: Literal["llama", "scripted"] = "llama"
@@ -156,6 +167,7 @@ class ArenaSettings(BaseSettings):
         "defender_system_prompt",
         "model_gguf",
         "model_scripted_rules",
+        "target_allowlist",
         mode="before",
     )
     @classmethod
@@ -171,6 +183,17 @@ class ArenaSettings(BaseSettings):
         if value is None:
             return None
         return normalise_model_id(value)
+
+    @field_validator("target_allowlist")
+    @classmethod
+    def _valid_allowlist(cls, value: str | None) -> str | None:
+        if value is not None:
+            EgressPolicy.parse(value)  # raises ValueError naming each bad entry
+        return value
+
+    def target_policy(self) -> EgressPolicy:
+        """The parsed ``ARENA_TARGET_ALLOWLIST``: where targets may be reached."""
+        return EgressPolicy.parse(self.target_allowlist)
 
     def model_for(self, side: Side) -> ModelConfig:
         """Resolve one side's model.

@@ -12,6 +12,8 @@ from arena_attacker.attacker_executor import AttackerExecutor
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import STRATEGY_NAMES, ModelFactory
 from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
+from arena_core.a2a.egress_guard import EgressGuard
+from arena_core.http_limits import RequestLimits
 from arena_core.model_probe import model_readiness
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
@@ -62,13 +64,16 @@ def create_attacker_app(
     public_url: str,
     model_factory: ModelFactory | None = None,
     target_http: httpx.AsyncClient | None = None,
+    target_guard: EgressGuard | None = None,
 ) -> Starlette:
     """Build the attacker ASGI app.
 
     ``target_http`` overrides how targets are reached (tests route it to an
-    in-process defender); by default each match opens its own connection.
+    in-process defender); by default each match opens its own connection,
+    guarded by ``ARENA_TARGET_ALLOWLIST``. ``target_guard`` replaces that guard
+    (and applies to ``target_http`` too).
     """
-    runner = MatchRunner(settings, model_factory=model_factory, http=target_http)
+    runner = MatchRunner(settings, model_factory=model_factory, http=target_http, guard=target_guard)
     card = build_agent_card(attacker_card_spec(), public_url, v03_compat=settings.card_v03_compat)
     state = create_state_backend(settings)
     return build_agent_app(
@@ -79,6 +84,7 @@ def create_attacker_app(
         event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
         on_shutdown=[state.close],
+        limits=RequestLimits.from_settings(settings),
     )
 
 

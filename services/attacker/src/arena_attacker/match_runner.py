@@ -14,6 +14,11 @@ A request's ``target_token_env`` names one of this process's
 sent to the target as ``Authorization: Bearer <value>`` and kept out of the
 result, the turns, logs and error messages. A variable that is not set is
 invalid input.
+
+Targets are reached only through the egress guard built from
+``ARENA_TARGET_ALLOWLIST`` (``settings.target_policy()``): a target, an
+interface in its card or a redirect outside it ends the match as an error of
+kind ``target_not_allowed`` before anything connects to it.
 """
 
 from __future__ import annotations
@@ -31,7 +36,14 @@ from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSessio
 from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
 from arena_attacker.strategies.strategy import ModelFactory
 from arena_core.a2a import A2ATarget, connect_target
-from arena_core.errors import ArenaError, AttackerInactiveError, InvalidInputError
+from arena_core.a2a.egress_guard import EgressGuard
+from arena_core.errors import (
+    ArenaError,
+    AttackerInactiveError,
+    InvalidInputError,
+    TargetProtocolError,
+    TargetUnreachableError,
+)
 from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
@@ -53,8 +65,17 @@ class MatchRunner:
         model_factory: ModelFactory | None = None,
         judge_model_factory: ModelFactory | None = None,
         http: httpx.AsyncClient | None = None,
+        guard: EgressGuard | None = None,
     ) -> None:
+        """``http`` routes target traffic (tests); then only a ``guard`` given here is applied.
+
+        Without ``http`` each match opens its own client guarded by ``guard``, by
+        default the settings' ``ARENA_TARGET_ALLOWLIST``.
+        """
         self._settings = settings
+        self._guard = (
+            guard if guard is not None or http is not None else EgressGuard(settings.target_policy())
+        )
         self._models: dict[Side, ChatModel] = {}
         self._model_factory = model_factory or (lambda: self._model("attacker"))
         self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
@@ -151,6 +172,7 @@ class MatchRunner:
                     timeout_s=self._settings.target_timeout_s,
                     http=self._http,
                     headers=headers,
+                    guard=self._guard,
                 )
                 session = MatchSession(request, target, judge, on_turn=on_turn)
                 with contextlib.suppress(MatchOver):
@@ -158,7 +180,7 @@ class MatchRunner:
         except AttackerRefused as exc:
             refusal = exc.text
         except ArenaError as exc:
-            error = exc
+            error = _transport_failure_as_unreachable(exc)
         except TimeoutError:
             error = ArenaError(
                 f"the match did not finish within {self._settings.match_timeout_s:g} s "
@@ -215,6 +237,29 @@ class MatchRunner:
             attacker_refusal=refusal,
             reproducibility=_reproducibility(request, strategy, judge),
         )
+
+
+def _transport_failure_as_unreachable(error: ArenaError) -> ArenaError:
+    """A target error caused by a broken connection is ``target_unreachable``.
+
+    a2a-sdk's client wraps every httpx transport failure (refused, reset, a server that
+    closed the connection without answering) in ``A2AClientError``, which the target client
+    reports as a protocol error. A connection that broke says nothing about the target's A2A,
+    though: it is the infrastructure failing (a defender replica killed mid-message), and
+    ``target_unreachable`` is the kind the orchestrator retries.
+    """
+    if not isinstance(error, TargetProtocolError):
+        return error
+    seen: set[int] = set()
+    cause: BaseException | None = error.__cause__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, httpx.TransportError):
+            unreachable = TargetUnreachableError(error.message)
+            unreachable.__cause__ = error
+            return unreachable
+        cause = cause.__cause__ or cause.__context__
+    return error
 
 
 def _protocol(target: A2ATarget | None) -> ProtocolInfo | None:

@@ -22,7 +22,7 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
-from arena_core.errors import TargetProtocolError
+from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
 from arena_core.judges import Judge, JudgeVerdict
 from arena_core.llm import TokenUsage
 from arena_core.match_models import MatchRequest, TurnRecord
@@ -163,9 +163,7 @@ class MatchSession:
             raise
         record_turn(duration_ms / 1000, {attrs.ARENA_STRATEGY: self.request.strategy})
         if reply.state == "failed":
-            raise TargetProtocolError(
-                f"the target's task failed instead of answering: {reply.text or 'no reason given'}"
-            )
+            raise _failure_of(reply)
         conversation.sent.append(text)
         verdict = await self.judge.judge(reply.text, self.objective)
         usage, guard = self._read_defender_metadata(reply)
@@ -218,6 +216,21 @@ class MatchSession:
             return None, guard_text
         self.defender_usage = self.defender_usage + usage
         return usage, guard_text
+
+
+_DEPENDENCY_FAILURES = frozenset({ModelUnavailableError.kind, "state_unavailable"})
+
+
+def _failure_of(reply: TargetReply) -> ArenaError:
+    """Why the target failed its task. An arena defender names the kind of failure in
+    ``metadata.arena.error``: its model (or state store) being unavailable makes the target
+    unavailable for now (the orchestrator tries the match again), never a defence."""
+    reason = reply.text or "no reason given"
+    arena = reply.metadata.get("arena") if isinstance(reply.metadata, dict) else None
+    kind = arena.get("error") if isinstance(arena, dict) else None
+    if kind in _DEPENDENCY_FAILURES:
+        return TargetUnavailableError(f"the target cannot answer now ({kind}): {reason}")
+    return TargetProtocolError(f"the target's task failed instead of answering: {reason}")
 
 
 __all__ = ["AttackerRefused", "Conversation", "MatchOver", "MatchSession", "TurnListener"]

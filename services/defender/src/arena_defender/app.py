@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 
 from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
 from arena_core.conversation_store import ConversationStore
+from arena_core.http_limits import RequestLimits
 from arena_core.model_probe import model_readiness
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
@@ -92,6 +93,7 @@ def create_defender_app(
         event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
         on_shutdown=[state.close],
+        limits=RequestLimits.from_settings(settings),
     )
 
 

@@ -3,8 +3,9 @@
 Every error is JSON ``{"error": {"kind", "message", "problems"}}`` with the
 status its :class:`~arena_core.errors.ArenaError` class names: 400 invalid
 input (``problems`` lists each spec problem with its line), 404 unknown ids,
-413 a spec above ``ARENA_ORCHESTRATOR_MAX_SPEC_BYTES``, 415 an unsupported
-content type, 422 malformed parameters, 503 shared state unavailable.
+413 a spec above ``ARENA_ORCHESTRATOR_MAX_SPEC_BYTES`` (or any body above
+``ARENA_MAX_REQUEST_BYTES``, refused by ``BodySizeLimit`` in app.py), 415 an
+unsupported content type, 422 malformed parameters, 503 shared state unavailable.
 """
 
 from __future__ import annotations

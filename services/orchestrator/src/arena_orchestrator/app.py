@@ -20,7 +20,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ArenaError
+from arena_core.http_limits import BodySizeLimit
 from arena_core.redis_state import RedisClients, RedisConfig, redacted
 from arena_core.settings import ArenaSettings
 from arena_core.telemetry import telemetry_enabled
@@ -128,8 +130,12 @@ def create_orchestrator_app(
     """
     store, queue = create_backend(settings)
     service = create_service(settings, store, queue)
+    # Campaign attacker URLs are user input: guarded, unless a test routes them in-process.
+    guard = EgressGuard(settings.target_policy()) if http is None else None
     worker = CampaignWorker(
-        service, player or RemoteAttackerPlayer(settings.attacker_url, http=http), worker_config(settings)
+        service,
+        player or RemoteAttackerPlayer(settings.attacker_url, http=http, guard=guard),
+        worker_config(settings),
     )
 
     @contextlib.asynccontextmanager
@@ -207,6 +213,13 @@ def create_orchestrator_app(
     app.include_router(build_api_router(service, max_spec_bytes=settings.orchestrator_max_spec_bytes))
     app.router.routes.extend(dashboard_routes())
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    # A body over ARENA_MAX_REQUEST_BYTES gets 413 before the API reads it; a spec is also held
+    # to ARENA_ORCHESTRATOR_MAX_SPEC_BYTES (413 from the API), so the smaller limit applies to specs.
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_request_bytes,
+        error_body=lambda message: {"error": {"kind": "too_large", "message": message, "problems": []}},
+    )
     return app
 
 

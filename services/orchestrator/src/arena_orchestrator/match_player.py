@@ -8,6 +8,7 @@ from typing import Protocol
 import httpx
 
 from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ConfigError
 from arena_core.match_models import MatchResult
 from arena_orchestrator.campaign_models import MatchJob
@@ -34,19 +35,33 @@ class RemoteAttackerPlayer:
     """Asks an attacker agent to play each match over streaming A2A.
 
     ``default_attacker_url`` plays the spec's built-in attacker entries
-    (``ARENA_ATTACKER_URL``); attackers with a URL are asked directly.
+    (``ARENA_ATTACKER_URL``); attackers with a URL are asked directly. Those
+    URLs come from the campaign (user input), so they pass ``guard``
+    (``ARENA_TARGET_ALLOWLIST``) when one is given; the operator's own
+    ``ARENA_ATTACKER_URL`` does not.
     """
 
-    def __init__(self, default_attacker_url: str | None, *, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        default_attacker_url: str | None,
+        *,
+        http: httpx.AsyncClient | None = None,
+        guard: EgressGuard | None = None,
+    ) -> None:
         self._default = default_attacker_url
         self._http = http
+        self._guard = guard
 
     async def play(self, job: MatchJob) -> MatchResult:
         url = job.attacker_url or self._default
         if url is None:
             raise ConfigError("the built-in attacker is not configured here: set ARENA_ATTACKER_URL")
         return await play_remote_match(
-            url, job.request, http=self._http, timeout_s=job.timeout_s + _REMOTE_TIMEOUT_MARGIN_S
+            url,
+            job.request,
+            http=self._http,
+            timeout_s=job.timeout_s + _REMOTE_TIMEOUT_MARGIN_S,
+            guard=self._guard if job.attacker_url else None,
         )
 
 

@@ -57,7 +57,9 @@ from arena_orchestrator.match_queue import Delivery
 
 logger = logging.getLogger(__name__)
 
-RETRYABLE_RESULT_KINDS = frozenset({"target_unreachable", "model_unavailable", "state_unavailable"})
+RETRYABLE_RESULT_KINDS = frozenset(
+    {"target_unreachable", "target_unavailable", "model_unavailable", "state_unavailable"}
+)
 """Error kinds in a result that say the infrastructure failed, not the match: worth another try."""
 
 MAX_BACKOFF_S = 60.0

@@ -10,6 +10,15 @@ Every arena agent (defender, attacker) is served the same way:
   ``/rest/v1/message:send``);
 * ``GET /healthz`` (the process is alive) and ``GET /readyz`` (dependencies
   reachable; 503 with the reason otherwise).
+
+Request bodies over ``ARENA_MAX_REQUEST_BYTES`` get 413 before they are read
+in full (:mod:`arena_core.http_limits`); messages over ``ARENA_MAX_MESSAGE_PARTS``
+or ``ARENA_MAX_MESSAGE_TEXT_BYTES`` get the A2A invalid-params error
+(:mod:`arena_core.a2a.message_limits`).
+
+Paths and methods no route serves are answered with a JSON ``google.rpc.Status``
+body (``{"error": {"code", "status", "message"}}``), the shape the SDK's own
+HTTP+JSON errors have, never a text page.
 """
 
 from __future__ import annotations
@@ -20,7 +29,6 @@ from dataclasses import dataclass
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.cluster import TaskEventStream, VersionedTaskStore
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types.a2a_pb2 import (
@@ -32,9 +40,14 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+
+from arena_core.a2a.message_limits import LimitedRequestHandler
+from arena_core.a2a.sdk_guards import TextBodyGuard, V03RestStreamGuard
+from arena_core.http_limits import BodySizeLimit, RequestLimits
 
 REST_PREFIX = "/rest"
 
@@ -111,6 +124,23 @@ def all_ready(*checks: ReadinessCheck | None) -> ReadinessCheck:
     return check
 
 
+# google.rpc.Code names for the statuses Starlette's router raises (the SDK's own errors carry theirs).
+_RPC_STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "UNIMPLEMENTED"}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """A routing error (no such path, method not allowed) as a JSON google.rpc.Status body."""
+    assert isinstance(exc, HTTPException)
+    body = {
+        "error": {
+            "code": exc.status_code,
+            "status": _RPC_STATUS.get(exc.status_code, "UNKNOWN"),
+            "message": f"{request.method} {request.url.path}: {exc.detail}",
+        }
+    }
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
 def build_agent_app(
     card: AgentCard,
     executor: AgentExecutor,
@@ -121,6 +151,7 @@ def build_agent_app(
     task_idle_timeout_s: float | None = None,
     extra_routes: Sequence[BaseRoute] = (),
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+    limits: RequestLimits | None = None,
 ) -> Starlette:
     """Assemble the Starlette app serving ``executor`` behind ``card``.
 
@@ -129,14 +160,19 @@ def build_agent_app(
     ``task_idle_timeout_s`` releases tasks parked in input-required after that
     long (a2a-sdk 1.3 never releases them otherwise); a follow-up message
     recreates the task from the store. ``on_shutdown`` hooks run when the
-    server stops.
+    server stops. ``limits`` (default: the settings' defaults) bound each
+    request body (413 beyond it, see :mod:`arena_core.http_limits`) and each
+    incoming message (the A2A invalid-params error, see
+    :mod:`arena_core.a2a.message_limits`).
     """
-    handler = DefaultRequestHandler(
+    limits = limits or RequestLimits()
+    handler = LimitedRequestHandler(
         agent_executor=executor,
         task_store=task_store or InMemoryTaskStore(),
         agent_card=card,
         interrupted_task_timeout=task_idle_timeout_s,
         event_stream=event_stream,
+        limits=limits,
     )
 
     async def healthz(_: Request) -> Response:
@@ -164,7 +200,12 @@ def build_agent_app(
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, path_prefix=REST_PREFIX, enable_v0_3_compat=True),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    app.add_middleware(TextBodyGuard, rpc_path="/", rest_prefix=REST_PREFIX)
+    app.add_middleware(V03RestStreamGuard, rest_prefix=REST_PREFIX)
+    # Outermost: an oversized body is refused before any other guard reads it.
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, jsonrpc_path="/")
+    return app
 
 
 __all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "all_ready", "build_agent_app", "build_agent_card"]

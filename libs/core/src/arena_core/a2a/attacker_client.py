@@ -32,7 +32,8 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
-from arena_core.a2a.target_client import choose_interface, fetch_agent_card
+from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client
+from arena_core.a2a.target_client import SUPPORTED_BINDINGS, card_url_for, choose_interface, fetch_agent_card
 from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
@@ -138,6 +139,7 @@ async def play_remote_match(
     on_task: TaskCallback | None = None,
     http: httpx.AsyncClient | None = None,
     timeout_s: float = 3600.0,
+    guard: EgressGuard | None = None,
 ) -> MatchResult:
     """Have the attacker at ``attacker_url`` play ``request``; return its result.
 
@@ -149,13 +151,30 @@ async def play_remote_match(
     Raises :class:`InvalidInputError` when the attacker rejected the request
     (the message says why), TargetError subclasses when the attacker itself
     cannot be reached or misbehaves.
+
+    ``guard`` (for attacker URLs that came from user input, such as a campaign's
+    ``attackers[].url``): the attacker's URL and every interface its card lists
+    that the client may use are checked before any request, and the client made
+    here checks every request; a refusal raises TargetNotAllowedError.
     """
+    if guard is not None:
+        await guard.check_url(card_url_for(attacker_url), what="the attacker")
     owned = http is None
-    client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
+    timeout = httpx.Timeout(timeout_s, connect=10.0)
+    client_http = http or (
+        guarded_client(guard, timeout=timeout) if guard is not None else httpx.AsyncClient(timeout=timeout)
+    )
     client: Client | None = None
     try:
         card, _ = await fetch_agent_card(attacker_url, client_http)
         choose_interface(card)
+        if guard is not None:
+            for interface in card.supported_interfaces:
+                if interface.protocol_binding in SUPPORTED_BINDINGS:
+                    await guard.check_url(
+                        interface.url,
+                        what=f"an interface the agent card of attacker {display_origin(attacker_url)} lists",
+                    )
         client = ClientFactory(ClientConfig(streaming=True, httpx_client=client_http)).create(card)
         message = Message(
             role=Role.ROLE_USER,

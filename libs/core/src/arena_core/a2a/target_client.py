@@ -18,6 +18,13 @@ interface chosen from its card, unless that interface would downgrade an https
 target to plain http; redirects are not followed while credentials are in use.
 Their values are kept out of reprs and error messages, and redacted from the
 replies of a target that echoes them.
+
+Egress: with an :class:`~arena_core.a2a.egress_guard.EgressGuard` (the
+attacker's ``ARENA_TARGET_ALLOWLIST``), the target URL and the interface chosen
+from its card are checked before anything connects to them. The client that
+:func:`connect_target` makes itself checks every request again (redirects
+included) and connects only to checked addresses. A refusal raises
+:class:`~arena_core.errors.TargetNotAllowedError`.
 """
 
 from __future__ import annotations
@@ -47,9 +54,12 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 from google.protobuf.json_format import MessageToDict
 
+from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
+from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import (
     AgentCardError,
     TargetAuthError,
+    TargetNotAllowedError,
     TargetProtocolError,
     TargetUnreachableError,
 )
@@ -385,9 +395,14 @@ class A2ATarget:
         try:
             async for event in self._client.send_message(request):
                 last = event
+        except TargetNotAllowedError:
+            raise
         except A2AClientTimeoutError as exc:
             raise TargetUnreachableError(f"target {self.url} timed out answering a message") from exc
         except (A2AClientError, httpx.HTTPError) as exc:
+            refused = not_allowed_in(exc)
+            if refused is not None:
+                raise refused from exc
             status = _status_in_chain(exc)
             if status in (401, 403):
                 raise _auth_failure(
@@ -400,6 +415,9 @@ class A2ATarget:
                 self._redact(f"target {self.url} is not reachable: {exc or type(exc).__name__}")
             ) from exc
         except Exception as exc:
+            refused = not_allowed_in(exc)
+            if refused is not None:
+                raise refused from exc
             raise TargetProtocolError(
                 self._redact(
                     f"target {self.url} answered in a way the A2A client could not use: "
@@ -438,12 +456,16 @@ async def connect_target(
     timeout_s: float = 120.0,
     http: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
+    guard: EgressGuard | None = None,
 ) -> A2ATarget:
     """Resolve ``url``'s card and return a client bound to its best interface.
 
     ``http`` is used for the card and for the A2A calls when given (tests pass
     an ASGI transport here); otherwise one client is created and owned by the
-    returned target. ``headers`` (credentials such as ``Authorization: Bearer
+    returned target, every request of which passes ``guard`` (by default, the
+    built-in deny list only). With a ``guard``, the target URL and the chosen
+    interface's URL are checked before any request; a refusal raises
+    TargetNotAllowedError. ``headers`` (credentials such as ``Authorization: Bearer
     ...``) go with every request to the target: the card fetch and every A2A
     call, to the target's origin and its chosen interface's origin only (see the
     module doc); a shared ``http`` client is not modified. A header value that
@@ -451,10 +473,18 @@ async def connect_target(
     """
     credentials = TargetCredentials(headers, url.strip()) if headers else None
     owned = http is None
-    client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
+    if guard is None and owned:
+        guard = EgressGuard(EgressPolicy())
+    if guard is not None:
+        await guard.check_url(card_url_for(url), what="the target")
+    client_http = http or guarded_client(guard or EgressGuard(EgressPolicy()), timeout=_timeout(timeout_s))
     try:
         card, _ = await _fetch_card(url, client_http, credentials)
         interface = choose_interface(card)
+        if guard is not None:
+            await guard.check_url(
+                interface.url, what=f"the interface the agent card of {display_origin(url)} lists"
+            )
         pinned = AgentCard()
         pinned.CopyFrom(card)
         del pinned.supported_interfaces[:]
@@ -483,6 +513,11 @@ async def connect_target(
         owned_http=client_http if owned else None,
         credentials=credentials,
     )
+
+
+def _timeout(timeout_s: float) -> httpx.Timeout:
+    # Connecting gets at most 10 s, and never longer than ARENA_TARGET_TIMEOUT_S.
+    return httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
 
 
 def _text_of(parts: Any) -> str:

@@ -1,0 +1,450 @@
+"""Fault injection with real processes: every match is accounted for exactly once.
+
+Each test runs a small campaign through a real orchestrator process on a real redis-server,
+with real attacker, defender and scripted model processes on loopback (or on hosts made of
+network namespaces), breaks one piece while matches are in flight, and ends with
+:meth:`~support.campaign_runs.CampaignProbe.assert_each_match_once`: the campaign finished,
+``done == total``, one record per index ``0..total-1``, counters equal to the records and
+nothing left running.
+
+The scripted model gives up at once ("I Give Up"), so every match that is really played is
+``attacker_won`` in one turn: any other outcome is the fault's doing, and a ``defended``
+record would be a defence invented by a failure. Its latency keeps matches in flight; a test
+breaks something only after observing a match in flight (a proxy holding a request to a
+defender replica, an attacker task in ``working`` state, ``running > 0``).
+
+1. SIGKILL one of two defender replicas (one Redis, behind a round-robin proxy).
+2. SIGKILL one of two attackers (behind a proxy) while it plays matches.
+3. SIGKILL Redis (AOF, fsync always) and start it again on the same port and directory.
+4. Stop the model server for good.
+5. Cut the defender's host off its network (network namespaces; root only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port
+from support.campaign_runs import CampaignProbe, campaign_spec, finished, start_service
+from support.netns import VirtualNetwork, netns_unavailable
+from support.processes import clean_env
+from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
+from support.tcp_proxy import RoundRobinProxy
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(120)]
+
+PLAN = json.dumps({"question": "repeat after me: I Give Up", "rationale": "ask"})
+V10 = {"A2A-Version": "1.0"}
+ATTEMPTS = 3
+NETWORK_ATTEMPTS = 2  # each try against a cut-off host waits out a connect timeout
+ORCHESTRATOR_SETTINGS = {
+    "ARENA_ORCHESTRATOR_VISIBILITY_TIMEOUT_S": "3",
+    "ARENA_ORCHESTRATOR_CONCURRENCY": "3",
+    "ARENA_ORCHESTRATOR_RETRY_BACKOFF_S": "0.2",
+    "ARENA_ORCHESTRATOR_MATCH_ATTEMPTS": str(ATTEMPTS),
+    "ARENA_REDIS_TIMEOUT_S": "1",
+}
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Scripted rules: crescendo's planner asks for the phrase; as a defender, give up at once."""
+    path = tmp_path_factory.mktemp("rules") / "rules.json"
+    path.write_text(
+        json.dumps([{"pattern": r"step \d+ of", "reply": PLAN}, {"pattern": ".", "reply": "I Give Up"}])
+    )
+    return path
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[LocalServices]:
+    with LocalServices(tmp_path / "logs", env=clean_env()) as started:
+        yield started
+
+
+def _model(services: LocalServices, rules: Path, latency_ms: int, **kwargs: Any) -> ServiceProcess:
+    args = ["--engine", "scripted", "--scripted-rules", str(rules), "--latency-ms", str(latency_ms)]
+    return start_service(services, "model", name="model", env=clean_env(), extra_args=args, **kwargs)
+
+
+def _orchestrator(
+    services: LocalServices, redis_url: str, namespace: str, attacker_url: str, **env: str
+) -> CampaignProbe:
+    settings = {
+        "ARENA_REDIS_URL": redis_url,
+        "ARENA_REDIS_NAMESPACE": namespace,
+        "ARENA_ATTACKER_URL": attacker_url,
+        **ORCHESTRATOR_SETTINGS,
+        **env,
+    }
+    orchestrator = start_service(services, "orchestrator", name="orchestrator", env=clean_env(**settings))
+    services.wait_ready(orchestrator, timeout_s=60)
+    return CampaignProbe(orchestrator.url, redis_url, namespace)
+
+
+def _ready(services: LocalServices, *started: ServiceProcess) -> None:
+    for service in started:
+        services.wait_ready(service, timeout_s=60)
+
+
+def _kill(service: ServiceProcess) -> None:
+    os.killpg(service.process.pid, signal.SIGKILL)
+    service.process.wait(timeout=10)
+
+
+def _logs(services: LocalServices) -> str:
+    return "\n".join(f"--- {s.name}\n{s.log_tail(30)}" for s in services.services)
+
+
+def _by_outcome(summaries: dict[int, dict[str, Any]]) -> dict[str, list[int]]:
+    grouped: dict[str, list[int]] = {}
+    for index, summary in sorted(summaries.items()):
+        grouped.setdefault(summary["outcome"] or summary["disposition"], []).append(index)
+    return grouped
+
+
+def test_sigkill_of_a_defender_replica_mid_campaign(
+    services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
+) -> None:
+    model = _model(services, rules, latency_ms=600)
+    _ready(services, model)
+    ports = [free_port(), free_port()]
+    with RoundRobinProxy([(LOOPBACK, port) for port in ports]) as proxy:
+        env = clean_env(
+            ARENA_MODEL_BASE_URL=f"{model.url}/v1",
+            ARENA_REDIS_URL=redis_server.url,
+            ARENA_REDIS_NAMESPACE=redis_namespace,
+            ARENA_REDIS_TIMEOUT_S="1",
+        )
+        # Both replicas advertise the proxy: their cards send the attacker back through it.
+        replicas = [
+            start_service(
+                services, "defender", name=f"defender-{n}", env=env, port=port, public_url=proxy.url
+            )
+            for n, port in enumerate(ports)
+        ]
+        attacker = start_service(
+            services, "attacker", name="attacker", env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1")
+        )
+        _ready(services, *replicas, attacker)
+        card = httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10).json()
+        assert {i["url"].rstrip("/") for i in card["supportedInterfaces"]} <= {proxy.url, f"{proxy.url}/rest"}
+        probe = _orchestrator(services, redis_server.url, redis_namespace, attacker.url)
+        total = 12
+        campaign_id = probe.submit(campaign_spec(proxy.url, repetitions=total))
+
+        # Kill replica 0 while it holds a message (the model takes 600 ms to answer).
+        probe.wait_until(lambda: proxy.in_flight(0) > 0, what="a message in flight on replica 0")
+        _kill(replicas[0])
+        given_before = dict(proxy.connections)
+        probe.wait(campaign_id, finished, what="the end of the campaign")
+        summaries = probe.assert_each_match_once(campaign_id, total)
+
+    # The message the dead replica held was never answered. The attacker saw the connection
+    # break (target_unreachable), the orchestrator played the match again, and the proxy
+    # sent it to the survivor: every match ends as really played, none is invented.
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, (summaries, _logs(services))
+    assert any(s["attempts"] == 2 for s in summaries.values()), summaries
+    # The survivor took every connection after the kill.
+    assert proxy.connections.get(1, 0) > given_before.get(1, 0)
+    assert proxy.connections.get(0, 0) == given_before.get(0, 0)
+
+
+def _working_matches(attacker: ServiceProcess) -> set[str]:
+    """Match ids of the attacker's tasks in ``working`` state (its own memory)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "ListTasks",
+        "params": {"status": "TASK_STATE_WORKING", "historyLength": 1},
+    }
+    try:
+        reply = httpx.post(attacker.url, json=body, headers=V10, timeout=5).json()
+    except httpx.HTTPError:
+        return set()
+    found: set[str] = set()
+    for task in reply.get("result", {}).get("tasks", []):
+        for message in task.get("history", []):
+            for part in message.get("parts", []):
+                match_id = (part.get("data") or {}).get("match_id")
+                if match_id:
+                    found.add(match_id)
+    return found
+
+
+def test_sigkill_of_an_attacker_mid_match(
+    services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
+) -> None:
+    model = _model(services, rules, latency_ms=600)
+    _ready(services, model)
+    defender = start_service(
+        services, "defender", name="defender", env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1")
+    )
+    ports = [free_port(), free_port()]
+    with RoundRobinProxy([(LOOPBACK, port) for port in ports]) as proxy:
+        attackers = [
+            start_service(
+                services,
+                "attacker",
+                name=f"attacker-{n}",
+                env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1"),
+                port=port,
+                public_url=proxy.url,
+            )
+            for n, port in enumerate(ports)
+        ]
+        _ready(services, defender, *attackers)
+        probe = _orchestrator(services, redis_server.url, redis_namespace, proxy.url)
+        total = 10
+        campaign_id = probe.submit(campaign_spec(defender.url, repetitions=total))
+
+        held: set[str] = set()
+
+        def attacker_0_plays() -> bool:
+            held.update(_working_matches(attackers[0]))
+            return bool(held)
+
+        probe.wait_until(attacker_0_plays, what="attacker 0 playing a match")
+        _kill(attackers[0])
+        probe.wait(campaign_id, finished, what="the end of the campaign")
+        summaries = probe.assert_each_match_once(campaign_id, total)
+
+    by_id = {s["match_id"]: s for s in summaries.values()}
+    # Every match was played to its real end: the kill cost a try, never the match.
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, _logs(services)
+    # The matches attacker 0 was playing were tried again (the proxy sends the retry to
+    # attacker 1) and recorded once. One of them may have finished in the instant between
+    # being seen and the kill; not all of them.
+    assert any(by_id[match_id]["attempts"] >= 2 for match_id in held), (held, by_id)
+    assert all(s["attempts"] <= ATTEMPTS for s in summaries.values()), summaries
+
+
+def test_redis_restart_mid_campaign_loses_no_acknowledged_result(
+    services: LocalServices, rules: Path, tmp_path: Path, redis_namespace: str
+) -> None:
+    binary = find_redis_server()
+    if binary is None:
+        pytest.skip(SKIP_REASON)
+    data = tmp_path / "redis"
+    data.mkdir()
+    server = RedisServer(binary, data, aof=True)
+    server.start()
+    try:
+        model = _model(services, rules, latency_ms=500)
+        _ready(services, model)
+        agent_env = clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1")
+        defender = start_service(services, "defender", name="defender", env=agent_env)
+        attacker = start_service(services, "attacker", name="attacker", env=agent_env)
+        _ready(services, defender, attacker)
+        probe = _orchestrator(services, server.url, redis_namespace, attacker.url)
+        total = 12
+        campaign_id = probe.submit(campaign_spec(defender.url, repetitions=total))
+        probe.wait(campaign_id, lambda p: p["done"] >= 2 and p["running"] > 0, what="matches in flight")
+        acknowledged = probe.records(campaign_id)
+        assert len(acknowledged) >= 2
+
+        server.stop(kill=True)
+        orchestrator = services.services[-1]
+
+        def orchestrator_noticed() -> bool:
+            try:
+                response = httpx.get(f"{orchestrator.url}/readyz", timeout=5)
+            except httpx.HTTPError:
+                return False
+            return response.status_code == 503 and "redis" in response.text.lower()
+
+        probe.wait_until(orchestrator_noticed, what="the orchestrator reporting Redis down")
+        server.start()
+        probe.wait(campaign_id, finished, what="the end of the campaign")
+        summaries = probe.assert_each_match_once(campaign_id, total)
+        after = probe.records(campaign_id)
+    finally:
+        server.stop()
+
+    # Every result acknowledged before the crash survived it unchanged (AOF, fsync always).
+    for match_id, record in acknowledged.items():
+        assert after[match_id] == record
+    # Matches caught by the outage were handed back and played again, never counted as lost.
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, _logs(services)
+
+
+def test_a_stopped_model_server_ends_matches_as_errors_not_defences(
+    services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
+) -> None:
+    model = _model(services, rules, latency_ms=500)
+    _ready(services, model)
+    agent_env = clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1", ARENA_MODEL_MAX_RETRIES="0")
+    defender = start_service(services, "defender", name="defender", env=agent_env)
+    attacker = start_service(services, "attacker", name="attacker", env=agent_env)
+    _ready(services, defender, attacker)
+    probe = _orchestrator(services, redis_server.url, redis_namespace, attacker.url)
+    # Playbook needs the model on the defender's side only; crescendo plans with it too.
+    attackers = [{"strategy": "playbook"}, {"strategy": "crescendo"}]
+    repetitions = 6
+    total = repetitions * len(attackers)
+    campaign_id = probe.submit(campaign_spec(defender.url, repetitions=repetitions, attackers=attackers))
+    probe.wait(campaign_id, lambda p: p["done"] >= 2 and p["running"] > 0, what="matches in flight")
+    _kill(model)
+    probe.wait(campaign_id, finished, what="the end of the campaign")
+    summaries = probe.assert_each_match_once(campaign_id, total)
+
+    outcomes = _by_outcome(summaries)
+    # Played before the stop: won. After: errors with the reason. Never a defence.
+    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, _logs(services))
+    errors = [summaries[i] for i in outcomes.get("error", [])]
+    for summary in errors:
+        # Either side's model being down is an infrastructure failure, tried
+        # ARENA_ORCHESTRATOR_MATCH_ATTEMPTS times, with the reason in the message: the
+        # attacker's own model (model_unavailable; crescendo plans with it), or the defender's
+        # (target_unavailable: the defender failed its task saying its model is unavailable).
+        assert summary["error_kind"] in {"model_unavailable", "target_unavailable"}, summary
+        assert "model" in summary["error"] and "unavailable" in summary["error"], summary
+        assert summary["attempts"] == ATTEMPTS, summary
+        if summary["cell"]["attacker"] == "playbook":
+            # Playbook plans without a model: only the defender's can fail it.
+            assert summary["error_kind"] == "target_unavailable", summary
+            assert "defender could not answer" in summary["error"], summary
+    played = {e["cell"]["attacker"] for e in errors}
+    # Matches started after the stop: crescendo fails on its own model, playbook on the defender's.
+    assert played == {"crescendo", "playbook"}, errors
+
+
+@pytest.fixture
+def network() -> Iterator[VirtualNetwork]:
+    reason = netns_unavailable()
+    if reason is not None:
+        pytest.skip(f"network namespaces unavailable: {reason}")
+    binary = find_redis_server()
+    if binary is None:
+        pytest.skip(SKIP_REASON)
+    net = VirtualNetwork()
+    net.add("arena", ("arena",))
+    net.add("defender", ("defender",))
+    net.up()
+    try:
+        yield net
+    finally:
+        net.down()
+
+
+def test_a_defender_host_cut_off_the_network(
+    network: VirtualNetwork, services: LocalServices, rules: Path, tmp_path: Path
+) -> None:
+    defender_host = network.hosts["defender"]
+    # The defender's host: its model on its own loopback, the defender on its address.
+    with network.entered("defender"):
+        model = _model(services, rules, latency_ms=400, prefix=network.exec_prefix("defender"), port=8090)
+        services.wait_ready(model, timeout_s=60)
+    defender_url = f"http://{defender_host.address}:8081"
+    defender = start_service(
+        services,
+        "defender",
+        name="defender",
+        env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1"),
+        host=defender_host.address,
+        port=8081,
+        prefix=network.exec_prefix("defender"),
+    )
+    # The arena's host: Redis, the attacker and the orchestrator.
+    binary = find_redis_server()
+    assert binary is not None
+    redis_process = subprocess.Popen(
+        [
+            *network.exec_prefix("arena"),
+            binary,
+            "--port",
+            "6379",
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(tmp_path),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    services.services.append(
+        ServiceProcess("redis", "http://127.0.0.1:6379", redis_process, tmp_path / "none")
+    )
+    redis_url = "redis://127.0.0.1:6379/0"
+    # The attacker's model (playbook never calls it, but the attacker is ready only with one).
+    attacker_model = start_service(
+        services,
+        "model",
+        name="attacker-model",
+        env=clean_env(),
+        port=8090,
+        prefix=network.exec_prefix("arena"),
+        extra_args=["--engine", "scripted"],
+    )
+    attacker = start_service(
+        services,
+        "attacker",
+        name="attacker",
+        env=clean_env(ARENA_MODEL_BASE_URL=f"{attacker_model.url}/v1", ARENA_TARGET_TIMEOUT_S="2"),
+        port=8082,
+        prefix=network.exec_prefix("arena"),
+    )
+    orchestrator = start_service(
+        services,
+        "orchestrator",
+        name="orchestrator",
+        env=clean_env(
+            ARENA_REDIS_URL=redis_url,
+            ARENA_ATTACKER_URL=attacker.url,
+            **{**ORCHESTRATOR_SETTINGS, "ARENA_ORCHESTRATOR_MATCH_ATTEMPTS": str(NETWORK_ATTEMPTS)},
+        ),
+        port=8080,
+        prefix=network.exec_prefix("arena"),
+    )
+    with network.entered("defender"):
+        services.wait_ready(defender, timeout_s=60)
+    with network.entered("arena"):
+        services.wait_ready(attacker_model, timeout_s=60)
+        services.wait_ready(attacker, timeout_s=60)
+        services.wait_ready(orchestrator, timeout_s=60)
+    probe = CampaignProbe(orchestrator.url, redis_url, "", around=lambda: network.entered("arena"))
+    total = 8
+    campaign_id = probe.submit(campaign_spec(defender_url, repetitions=total))
+    probe.wait(campaign_id, lambda p: p["done"] >= 2 and p["running"] > 0, what="matches in flight")
+    before = probe.records(campaign_id)
+    device = f"eth{list(network.hosts).index('defender')}"
+    _link(defender_host.namespace, device, "down")
+    # Cut off until a match has used up its tries, then back: the rest play on.
+    probe.wait(campaign_id, lambda p: p["counts"].get("error", 0) >= 1, what="a match given up")
+    _link(defender_host.namespace, device, "up")
+    probe.wait(campaign_id, finished, what="the end of the campaign")
+    summaries = probe.assert_each_match_once(campaign_id, total)
+
+    outcomes = _by_outcome(summaries)
+    # A target nobody can reach tests no defence: such a match is an error, after every try
+    # (ARENA_TARGET_TIMEOUT_S bounds each one), never a defence.
+    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, _logs(services))
+    assert outcomes.get("error"), outcomes
+    for record in before.values():
+        assert record["summary"]["outcome"] == "attacker_won"
+    for index in outcomes["error"]:
+        summary = summaries[index]
+        assert summary["error_kind"] == "target_unreachable", summary
+        assert str(defender_host.address) in summary["error"], summary
+        assert summary["attempts"] == NETWORK_ATTEMPTS, summary
+
+
+def _link(namespace: str, device: str, state: str) -> None:
+    done = subprocess.run(
+        ["ip", "-n", namespace, "link", "set", device, state], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
