@@ -96,7 +96,7 @@ def campaign_run(
         match_url = None
     else:
         media_type = "application/json" if file.suffix.lower() == ".json" else "application/yaml"
-        with OrchestratorClient(url) as client:
+        with OrchestratorClient(url, token=settings.outbound_token("orchestrator")) as client:
             progress = client.submit(text, media_type=media_type)
             console.print(f"campaign {progress.id} queued: {progress.total} matches on {url}")
             if not wait and fail_above is None and out is None:
@@ -141,7 +141,9 @@ def campaign_status(
     from arena.campaign_command import OrchestratorClient, render_progress
 
     settings = _settings()
-    with OrchestratorClient(_require_orchestrator(orchestrator, settings)) as client:
+    with OrchestratorClient(
+        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
+    ) as client:
         progress = client.progress(campaign_id)
     if json_output:
         print(progress.model_dump_json(indent=2))  # noqa: T201 - machine-readable output
@@ -163,7 +165,9 @@ def campaign_list(
     from arena.campaign_command import OrchestratorClient
 
     settings = _settings()
-    with OrchestratorClient(_require_orchestrator(orchestrator, settings)) as client:
+    with OrchestratorClient(
+        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
+    ) as client:
         campaigns = client.list(limit)
     if json_output:
         print(json.dumps([c.model_dump(mode="json") for c in campaigns], indent=2))  # noqa: T201
@@ -194,7 +198,9 @@ def campaign_cancel(
     from arena.campaign_command import OrchestratorClient
 
     settings = _settings()
-    with OrchestratorClient(_require_orchestrator(orchestrator, settings)) as client:
+    with OrchestratorClient(
+        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
+    ) as client:
         progress = client.cancel(campaign_id)
     console.print(
         f"campaign {progress.id}: {progress.status} ({progress.done}/{progress.total} accounted for)"
@@ -229,7 +235,7 @@ def report(
     settings = _settings()
     url = _orchestrator(orchestrator, settings)
     if url is not None:
-        with OrchestratorClient(url) as client:
+        with OrchestratorClient(url, token=settings.outbound_token("orchestrator")) as client:
             body = client.report(campaign_id, format.value, fail_above=fail_above)
             saved = CampaignReport.model_validate_json(client.report(campaign_id, "json"))
     else:

@@ -108,6 +108,7 @@ def _request(
     rubric: str | None = None,
     pattern: str | None = None,
     params: list[str] | None = None,
+    token_env: str | None = None,
 ) -> MatchRequest:
     try:
         goal = (
@@ -123,6 +124,7 @@ def _request(
             judge=judge,
             seed=seed,
             params=_params(params),
+            target_token_env=token_env,
         )
     except ValueError as exc:
         raise InvalidInputError(f"invalid match options: {exc}") from exc
@@ -300,6 +302,15 @@ def match(
     rubric: RubricOpt = None,
     pattern: PatternOpt = None,
     param: ParamOpt = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "A protected target: the ARENA_TARGET_TOKEN_<NAME> variable whose value is sent as "
+                "its bearer token (in the attacker's environment with --attacker)."
+            )
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print only the result as JSON.")] = False,
     out: Annotated[Path | None, typer.Option(help="Also write transcript.md and result.json here.")] = None,
     fail_on_success: Annotated[
@@ -321,6 +332,7 @@ def match(
         rubric=rubric,
         pattern=pattern,
         params=param,
+        token_env=token_env,
     )
     _check_names(request)
     result = run_match_command(

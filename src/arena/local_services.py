@@ -5,6 +5,12 @@ free loopback ports, exactly as they would run on separate hosts, talking A2A
 and HTTP to each other. Each child gets its own process group and log file;
 :class:`LocalServices` stops every child (SIGTERM, then SIGKILL) when it
 exits, whether the demo ended normally, failed or was interrupted.
+
+SIGTERM is a graceful stop: a service gives the work it has in flight up to its
+``ARENA_SHUTDOWN_GRACE_S`` and exits 0. So the SIGKILL comes only after the
+longest grace among the children plus :data:`STOP_MARGIN_S` (unless the caller
+of :meth:`LocalServices.stop_all` gives a deadline of its own). Children with
+nothing in flight exit at once.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ import httpx
 from arena_core.errors import ArenaError
 
 LOOPBACK = "127.0.0.1"
+DEFAULT_SHUTDOWN_GRACE_S = 25.0
+"""A child's grace when its environment does not set ``ARENA_SHUTDOWN_GRACE_S`` (the settings' default)."""
+MAX_SHUTDOWN_GRACE_S = 3600.0
+STOP_MARGIN_S = 5.0
+"""After a child's grace: time to hand work back and exit before it is killed."""
 
 
 class ServiceStartError(ArenaError):
@@ -50,6 +61,8 @@ class ServiceProcess:
     url: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
+    """The child's ``ARENA_SHUTDOWN_GRACE_S``: how long it may take to stop after SIGTERM."""
 
     def log_tail(self, lines: int = 15) -> str:
         """The last lines the child wrote, for error messages."""
@@ -118,7 +131,9 @@ class LocalServices:
                 env=child_env,
                 start_new_session=True,
             )
-        service = ServiceProcess(name or kind, f"http://{LOOPBACK}:{port}", process, log_path)
+        service = ServiceProcess(
+            name or kind, f"http://{LOOPBACK}:{port}", process, log_path, shutdown_grace_for(child_env)
+        )
         self.services.append(service)
         return service
 
@@ -152,10 +167,16 @@ class LocalServices:
                     on_wait(time.monotonic() - started)
                 time.sleep(0.2)
 
-    def stop_all(self, *, grace_s: float = 5.0) -> None:
-        """Stop every child: SIGTERM to its process group, SIGKILL after ``grace_s``."""
+    def stop_all(self, *, grace_s: float | None = None) -> None:
+        """Stop every child: SIGTERM to its process group, SIGKILL after ``grace_s``.
+
+        ``grace_s`` None: the longest ``shutdown_grace_s`` of the children plus
+        :data:`STOP_MARGIN_S`, so that none is killed while it finishes or hands back its work.
+        """
         for service in self.services:
             _signal_group(service.process, signal.SIGTERM)
+        if grace_s is None:
+            grace_s = max((s.shutdown_grace_s for s in self.services), default=0.0) + STOP_MARGIN_S
         deadline = time.monotonic() + grace_s
         for service in self.services:
             remaining = max(0.0, deadline - time.monotonic())
@@ -167,6 +188,16 @@ class LocalServices:
         self.services.clear()
 
 
+def shutdown_grace_for(env: Mapping[str, str]) -> float:
+    """A child's ``ARENA_SHUTDOWN_GRACE_S`` from its environment (the default when unset or unreadable)."""
+    raw = env.get("ARENA_SHUTDOWN_GRACE_S", "").strip()
+    try:
+        grace = float(raw) if raw else DEFAULT_SHUTDOWN_GRACE_S
+    except ValueError:
+        return DEFAULT_SHUTDOWN_GRACE_S  # the child refuses to start with it anyway
+    return grace if 0 <= grace <= MAX_SHUTDOWN_GRACE_S else DEFAULT_SHUTDOWN_GRACE_S
+
+
 def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     if process.poll() is not None:
         return
@@ -174,4 +205,13 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
         os.killpg(process.pid, sig)
 
 
-__all__ = ["LOOPBACK", "LocalServices", "ServiceProcess", "ServiceStartError", "free_port"]
+__all__ = [
+    "DEFAULT_SHUTDOWN_GRACE_S",
+    "LOOPBACK",
+    "STOP_MARGIN_S",
+    "LocalServices",
+    "ServiceProcess",
+    "ServiceStartError",
+    "free_port",
+    "shutdown_grace_for",
+]

@@ -43,7 +43,11 @@ async def play_match(
 
     if attacker_url:
         return await play_remote_match(
-            attacker_url, request, on_turn=on_turn, timeout_s=settings.match_timeout_s
+            attacker_url,
+            request,
+            on_turn=on_turn,
+            timeout_s=settings.match_timeout_s,
+            token=settings.outbound_token("attacker"),
         )
     return await MatchRunner(settings).run(request, on_turn=on_turn)
 

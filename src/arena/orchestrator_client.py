@@ -22,12 +22,31 @@ class OrchestratorNotFoundError(ArenaError):
     exit_code = 2
 
 
-class OrchestratorClient:
-    """Synchronous client of ``/v1`` (the CLI polls; it needs no event loop)."""
+class OrchestratorAuthError(ArenaError):
+    """The orchestrator wants a token (401) or a full one (403)."""
 
-    def __init__(self, base_url: str, *, timeout_s: float = 30.0, http: httpx.Client | None = None) -> None:
+    kind = "unauthorized"
+    http_status = 401
+    exit_code = 2
+
+
+class OrchestratorClient:
+    """Synchronous client of ``/v1`` (the CLI polls; it needs no event loop).
+
+    ``token`` is sent as ``Authorization: Bearer`` (``ARENA_ORCHESTRATOR_TOKEN``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 30.0,
+        http: httpx.Client | None = None,
+        token: str | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = http or httpx.Client(timeout=timeout_s)
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -42,7 +61,8 @@ class OrchestratorClient:
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         url = f"{self.base_url}{path}"
         try:
-            response = self._http.request(method, url, **kwargs)
+            headers = {**self._headers, **kwargs.pop("headers", {})}
+            response = self._http.request(method, url, headers=headers, **kwargs)
         except httpx.TimeoutException as exc:
             raise TargetUnreachableError(
                 f"the orchestrator at {self.base_url} did not answer in time"
@@ -54,7 +74,7 @@ class OrchestratorClient:
             ) from exc
         if response.status_code < 400:
             return response
-        raise _error_from(response, self.base_url)
+        raise _error_from(response, self.base_url, sent_token=bool(self._headers))
 
     def submit(self, spec_text: str, *, media_type: str) -> CampaignProgress:
         """POST a campaign spec as it was written (YAML or JSON), so line numbers match the file."""
@@ -90,7 +110,7 @@ class OrchestratorClient:
         return MatchRecord.model_validate(self._request("GET", f"/v1/matches/{match_id}").json())
 
 
-def _error_from(response: httpx.Response, base_url: str) -> ArenaError:
+def _error_from(response: httpx.Response, base_url: str, *, sent_token: bool) -> ArenaError:
     try:
         error = response.json()["error"]
         message = str(error["message"])
@@ -100,9 +120,23 @@ def _error_from(response: httpx.Response, base_url: str) -> ArenaError:
         )
     if response.status_code == 404:
         return OrchestratorNotFoundError(message)
+    if response.status_code == 401:
+        hint = (
+            "the token in ARENA_ORCHESTRATOR_TOKEN is not one it accepts"
+            if sent_token
+            else "set ARENA_ORCHESTRATOR_TOKEN to one of its ARENA_API_TOKENS"
+        )
+        return OrchestratorAuthError(
+            f"the orchestrator at {base_url} refused the request: {message} ({hint})"
+        )
+    if response.status_code == 403:
+        return OrchestratorAuthError(
+            f"the orchestrator at {base_url} refused the request: {message} "
+            "(ARENA_ORCHESTRATOR_TOKEN is a read-only token; this needs one of its ARENA_API_TOKENS)"
+        )
     if response.status_code in (400, 413, 415, 422):
         return InvalidInputError(message)
     return TargetProtocolError(f"the orchestrator at {base_url} failed ({response.status_code}): {message}")
 
 
-__all__ = ["OrchestratorClient", "OrchestratorNotFoundError"]
+__all__ = ["OrchestratorAuthError", "OrchestratorClient", "OrchestratorNotFoundError"]

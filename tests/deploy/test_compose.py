@@ -3,7 +3,9 @@
 ``docker compose config`` needs no engine: it parses, interpolates and validates the file
 against the Compose specification. The settings check feeds every variable of
 deploy/.env.example through an env file, as a user's deploy/.env would, and reads each
-service's resolved environment back.
+service's resolved environment back. The Authentication secrets (``ARENA_API_TOKENS`` and
+the other ``SecretStr`` settings) are the exception: from the shell or deploy/.env they reach
+exactly the services that check or send them, never the model, Redis or Jaeger.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import re
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from support.env_example import REPO, example_settings
+from arena_orchestrator.spec_loader import load_campaign_spec
+from support.env_example import REPO, example_settings, secret_settings
 
 DEPLOY = REPO / "deploy"
 ARENA_SERVICES = ("model", "defender", "defender-naive", "attacker", "orchestrator")
@@ -32,6 +36,16 @@ TOPOLOGY_DEFAULTS = {
     "ARENA_JAEGER_URL": "http://localhost:16686",
 }
 API_KEYS = ("GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+# The Authentication secrets: which services get each one (x-arena-auth and per service).
+AUTH_SERVICES = ("defender", "defender-naive", "attacker", "orchestrator")
+SECRET_WIRING = {
+    "ARENA_API_TOKENS": set(AUTH_SERVICES),
+    "ARENA_API_READ_TOKENS": set(AUTH_SERVICES),
+    "ARENA_ATTACKER_TOKEN": {"orchestrator"},
+    "ARENA_ORCHESTRATOR_TOKEN": set(),  # the CLI's, on the user's machine
+}
+# The attacker's token for the stack's own defenders (deploy/campaign.yaml names it when auth is on).
+STACK_TARGET_TOKEN = "ARENA_TARGET_TOKEN_ARENA"
 
 
 def compose(
@@ -116,6 +130,20 @@ def test_the_stack(tools_bin: Path, tmp_path: Path) -> None:
             assert condition["condition"] == expected, (name, dependency)
 
 
+def test_the_secret_settings_are_the_authentication_tokens() -> None:
+    """The wiring table below covers every secret setting, each documented with an empty default."""
+    assert set(SECRET_WIRING) == secret_settings()
+    example = example_settings()
+    for key in SECRET_WIRING:
+        assert example.get(key) == "", f"{key}: documented in .env.example, empty (auth off)"
+
+
+def _secrets_of(environment: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value for key, value in environment.items() if key in SECRET_WIRING or key == STACK_TARGET_TOKEN
+    }
+
+
 def test_every_setting_reaches_every_service(tools_bin: Path, tmp_path: Path) -> None:
     settings = example_settings()
     sentinels = {name: f"sentinel-{name.lower()}" for name in settings}
@@ -124,6 +152,10 @@ def test_every_setting_reaches_every_service(tools_bin: Path, tmp_path: Path) ->
         environment = services[name]["environment"]
         for key, sentinel in sentinels.items():
             if key == "ARENA_PUBLIC_URL" or (name == "defender-naive" and key == "ARENA_DEFENDER_PROFILE"):
+                continue
+            if key in SECRET_WIRING:  # deploy/.env works for them too, but only where needed
+                expected = sentinel if name in SECRET_WIRING[key] else None
+                assert environment.get(key) == expected, (name, key, environment.get(key))
                 continue
             assert environment.get(key) == sentinel, (name, key, environment.get(key))
     for name, port in A2A_SERVICES.items():
@@ -143,8 +175,13 @@ def test_unset_settings_get_the_documented_defaults(tools_bin: Path, tmp_path: P
                     name == "defender-naive" and key == "ARENA_DEFENDER_PROFILE"
                 ):
                     continue
+                if key in SECRET_WIRING:
+                    assert environment.get(key) == ("" if name in SECRET_WIRING[key] else None), (name, key)
+                    continue
                 assert environment[key] == TOPOLOGY_DEFAULTS.get(key, default), (name, key)
             assert environment["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://jaeger:4318"
+            # Authentication is off by default: every token is empty.
+            assert all(value == "" for value in _secrets_of(environment).values()), name
 
 
 def test_code_reads_only_documented_settings() -> None:
@@ -180,3 +217,79 @@ def test_hosted_models_take_keys_from_the_shell_only(tools_bin: Path, tmp_path: 
         text = path.read_text()
         for key in API_KEYS:
             assert not re.search(rf"{key}:[ \t]*\S", text), f"{path.name} sets {key}"
+
+
+def _secret_holders(services: dict[str, Any], value: str) -> dict[str, set[str]]:
+    """Service -> the variables whose value holds ``value`` (anywhere in its resolved config)."""
+    holders: dict[str, set[str]] = {}
+    for name, service in services.items():
+        environment = service.get("environment") or {}
+        keys = {key for key, item in environment.items() if item is not None and value in str(item)}
+        # Not smuggled anywhere else either (command, labels, healthcheck ...).
+        rest = json.dumps({key: item for key, item in service.items() if key != "environment"})
+        assert value not in rest, f"{name} holds the token outside its environment"
+        if keys:
+            holders[name] = keys
+    return holders
+
+
+@pytest.mark.parametrize("where", ["shell", "env-file"])
+@pytest.mark.parametrize(
+    "files", [("compose.yaml",), ("compose.yaml", "compose.hosted.yaml")], ids=["embedded", "hosted"]
+)
+def test_tokens_reach_exactly_the_services_that_need_them(
+    tools_bin: Path, tmp_path: Path, where: str, files: tuple[str, ...]
+) -> None:
+    tokens = {key: f"tok-{key.lower().replace('_', '-')}-sentinel" for key in SECRET_WIRING}
+    given: dict[str, Any] = {"shell": tokens} if where == "shell" else {"env_file": tokens}
+    services = resolved(tools_bin, tmp_path, *files, **given)
+    for key, token in tokens.items():
+        expected = {name: {key} for name in SECRET_WIRING[key]}
+        if key == "ARENA_API_TOKENS":  # the attacker's token for the stack's own defenders
+            expected["attacker"] = {key, STACK_TARGET_TOKEN}
+        assert _secret_holders(services, token) == expected, key
+    # Never the model (nor Redis, Jaeger): it checks no token and needs none.
+    for name in ("model", "redis", "jaeger"):
+        if name in services:
+            assert not _secrets_of(services[name].get("environment") or {}), name
+    assert services["attacker"]["environment"][STACK_TARGET_TOKEN] == tokens["ARENA_API_TOKENS"]
+
+
+def test_the_stack_target_token_can_be_one_of_several(tools_bin: Path, tmp_path: Path) -> None:
+    """While ARENA_API_TOKENS lists several (rotation), ARENA_TARGET_TOKEN_ARENA names the one to send."""
+    new, old = "tok-new-0123456789abcdef", "tok-old-0123456789abcdef"
+    shell = {"ARENA_API_TOKENS": f"{new},{old}", STACK_TARGET_TOKEN: new}
+    services = resolved(tools_bin, tmp_path, "compose.yaml", shell=shell)
+    attacker = services["attacker"]["environment"]
+    assert attacker[STACK_TARGET_TOKEN] == new
+    assert attacker["ARENA_API_TOKENS"] == f"{new},{old}"
+    assert _secret_holders(services, new) == {
+        **{name: {"ARENA_API_TOKENS"} for name in AUTH_SERVICES},
+        "attacker": {"ARENA_API_TOKENS", STACK_TARGET_TOKEN},
+    }
+
+
+def test_the_example_campaign_fits_the_stack_with_auth_off_and_on(tools_bin: Path, tmp_path: Path) -> None:
+    path = DEPLOY / "campaign.yaml"
+    text = path.read_text(encoding="utf-8")
+    spec = load_campaign_spec(text.encode(), source="deploy/campaign.yaml")
+    services = resolved(tools_bin, tmp_path, "compose.yaml")
+    # As written: auth off, so no defender names a token the attacker would not hold.
+    for defender in spec.defenders:
+        assert defender.credentials is None, defender.name
+        url = urlsplit(str(defender.url))
+        assert url.hostname in services, url
+        command = services[url.hostname]["command"]
+        assert url.port == int(command[command.index("--port") + 1]), url
+    # With auth on: the comment says which line to add; the result is a valid spec naming the
+    # variable the attacker (only) holds.
+    line = f"credentials: {{bearer_token_env: {STACK_TARGET_TOKEN}}}"
+    assert f"#     {line}\n" in text
+    with_auth = re.sub(r"(?m)^(    url: http://defender[^\n]*\n)", rf"\1    {line}\n", text)
+    authed = load_campaign_spec(with_auth.encode(), source="deploy/campaign.yaml (auth on)")
+    assert {d.credentials.bearer_token_env for d in authed.defenders if d.credentials} == {STACK_TARGET_TOKEN}
+    assert all(d.credentials for d in authed.defenders)
+    holders = {
+        name for name, service in services.items() if STACK_TARGET_TOKEN in (service.get("environment") or {})
+    }
+    assert holders == {"attacker"}

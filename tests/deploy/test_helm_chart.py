@@ -4,8 +4,12 @@ No cluster is needed: ``helm lint --strict``, ``helm template`` and
 ``kubernetes-validate --strict`` (offline, bundled schemas) from the ``tools_bin`` folder,
 then structural checks on the rendered YAML: probes, security contexts, resources,
 autoscalers, disruption budgets, the NetworkPolicy flows, secrets kept out of the
-ConfigMap, target tokens reaching the attacker only, an external Redis, and every
-``ARENA_*`` setting wired from values to pods.
+ConfigMap, target tokens reaching the attacker only, the API token (auth, on by default)
+reaching exactly the orchestrator, the attacker and the defenders, an external Redis, and
+every ``ARENA_*`` setting wired from values to pods.
+
+``helm template`` sees no cluster, so the chart's auth Secret gets a new random token on
+every render: tests compare renders without it, or with ``auth.existingSecret``.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from arena_core.http_auth import parse_tokens
 from arena_orchestrator.spec_loader import load_campaign_spec
-from support.env_example import REPO, example_settings
+from support.env_example import REPO, example_settings, secret_settings
 
 CHART = REPO / "deploy" / "k8s"
 SCALED = CHART / "values-scaled.yaml"
@@ -57,6 +62,15 @@ IMAGES = {
 LOADS_SHARED_SECRET = AGENTS
 LOADS_TARGET_TOKENS = ("attacker",)
 TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"
+# Authentication: the chart's own Secret, who references it, and with which variables.
+AUTH_SECRET = f"{RELEASE}-auth"
+STACK_TARGET_TOKEN = "ARENA_TARGET_TOKEN_ARENA"
+AUTH_ENV = {
+    "orchestrator": {"ARENA_API_TOKENS"},
+    "attacker": {"ARENA_API_TOKENS", STACK_TARGET_TOKEN},
+    "defender": {"ARENA_API_TOKENS"},
+    "defender-naive": {"ARENA_API_TOKENS"},
+}
 IPV4_METADATA = "169.254.169.254/32"
 IPV6_METADATA = "fd00:ec2::254/128"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
@@ -173,6 +187,21 @@ def secrets_referenced(node: Any) -> set[str]:
 
 def pod_secrets(workload: Doc) -> set[str]:
     return secrets_referenced(workload["spec"]["template"]["spec"])
+
+
+def env_refs(workload: Doc, secret: str) -> dict[str, Doc]:
+    """The container variables read from ``secret`` by secretKeyRef: name -> the reference."""
+    found = {}
+    for item in the_container(workload).get("env") or []:
+        ref = (item.get("valueFrom") or {}).get("secretKeyRef")
+        if ref and ref["name"] == secret:
+            found[item["name"]] = ref
+    return found
+
+
+def without_auth(secrets: Iterable[Doc]) -> list[Doc]:
+    """Secrets other than the chart's auth Secret (its token is random on every render)."""
+    return [doc for doc in secrets if doc["metadata"]["name"] != AUTH_SECRET]
 
 
 def secret_data(secret: Doc) -> dict[str, str]:
@@ -647,7 +676,9 @@ def test_values_config_keys_are_the_env_example_settings() -> None:
     example = example_settings()
     assert "ARENA_REDIS_URL" in example and "ARENA_PUBLIC_URL" in example
     config = chart_values()["config"]
-    assert set(config) == set(example) - {"ARENA_PUBLIC_URL"}
+    # The authentication secrets are documented there too, but come from the auth Secret.
+    assert secret_settings() <= set(example)
+    assert set(config) == set(example) - {"ARENA_PUBLIC_URL"} - secret_settings()
     for key, value in config.items():
         assert isinstance(value, str), f"{key}: quote it, numbers from values files render badly"
         assert value == example[key], f"{key}: {value!r} != {example[key]!r} in .env.example"
@@ -720,8 +751,9 @@ def test_component_env_wins_and_is_rendered(tools_bin: Path) -> None:
 def test_configmap_never_holds_a_secret(docs: list[Doc]) -> None:
     secrets = chart_values()["secrets"] or {}
     assert not set(config_data(docs)) & set(secrets)
+    assert not set(config_data(docs)) & secret_settings()
     for key in config_data(docs):
-        assert not re.search(r"API_KEY|^ARENA_TARGET_TOKEN_|PASSWORD|SECRET", key), key
+        assert not re.search(r"API_KEY|^ARENA_TARGET_TOKEN_|^ARENA_API_|_TOKEN$|PASSWORD|SECRET", key), key
 
 
 def _secret_holding(docs: list[Doc], key: str) -> Doc:
@@ -771,7 +803,7 @@ def test_secrets_are_split_by_who_needs_them(tools_bin: Path) -> None:
     )
     assert value not in text and "hunter2" not in text and token not in text, "secret values in plain text"
     docs = [doc for doc in yaml.safe_load_all(text) if doc]
-    secrets = {doc["metadata"]["name"]: secret_data(doc) for doc in of_kind(docs, "Secret")}
+    secrets = {doc["metadata"]["name"]: secret_data(doc) for doc in without_auth(of_kind(docs, "Secret"))}
     shared, tokens = f"{RELEASE}-secrets", f"{RELEASE}-target-tokens"
     assert secrets == {
         shared: {"GEMINI_API_KEY": value, "ARENA_REDIS_URL": redis_url},
@@ -796,13 +828,11 @@ def test_secrets_are_split_by_who_needs_them(tools_bin: Path) -> None:
         sources = env_from(deployments[name])
         # The Secrets come after the ConfigMap, so their values win.
         assert "configMapRef" in sources[0] and all("secretRef" in source for source in sources[1:]), name
-    # The orchestrator gets exactly one key of the shared Secret: the Redis URL.
-    orchestrator = the_container(deployments["orchestrator"])
-    from_secrets = [item for item in orchestrator.get("env") or [] if "valueFrom" in item]
-    assert from_secrets == [
-        {"name": "ARENA_REDIS_URL", "valueFrom": {"secretKeyRef": {"name": shared, "key": "ARENA_REDIS_URL"}}}
-    ]
-    assert pod_secrets(deployments["orchestrator"]) == {shared}
+    # The orchestrator gets exactly one key of the shared Secret: the Redis URL (and its API token).
+    assert env_refs(deployments["orchestrator"], shared) == {
+        "ARENA_REDIS_URL": {"name": shared, "key": "ARENA_REDIS_URL"}
+    }
+    assert pod_secrets(deployments["orchestrator"]) == {shared, AUTH_SECRET}
     assert pod_secrets(deployments["model"]) == set()
     annotations = {name: deployments[name]["spec"]["template"]["metadata"]["annotations"] for name in ARENA}
     for name in REDIS_CLIENTS:
@@ -820,7 +850,11 @@ def test_a_token_change_rolls_the_attacker_only(tools_bin: Path) -> None:
             f"secrets.ARENA_TARGET_TOKEN_ACME={token}",
         )
         deployments = by_component(docs, "Deployment")
-        return {name: deployments[name]["spec"]["template"]["metadata"]["annotations"] for name in ARENA}
+        found = {name: deployments[name]["spec"]["template"]["metadata"]["annotations"] for name in ARENA}
+        # Without a cluster every render makes a new API token: leave its checksum out.
+        return {
+            name: {k: v for k, v in items.items() if k != "checksum/auth"} for name, items in found.items()
+        }
 
     before, after = annotations("one"), annotations("two")
     changed = {name for name in ARENA if before[name] != after[name]}
@@ -828,17 +862,18 @@ def test_a_token_change_rolls_the_attacker_only(tools_bin: Path) -> None:
     assert before["attacker"]["checksum/target-tokens"] != after["attacker"]["checksum/target-tokens"]
 
 
-def test_no_secret_without_secrets(default_docs: list[Doc]) -> None:
-    assert not of_kind(default_docs, "Secret")
+def test_no_secret_but_the_auth_one_without_secrets(default_docs: list[Doc]) -> None:
+    assert [doc["metadata"]["name"] for doc in of_kind(default_docs, "Secret")] == [AUTH_SECRET]
     for workload in _workloads(default_docs):
-        assert not pod_secrets(workload), workload["metadata"]["name"]
+        expected = {AUTH_SECRET} if component(workload) in AUTH_ENV else set()
+        assert pod_secrets(workload) == expected, workload["metadata"]["name"]
 
 
 def test_existing_secrets_are_loaded_instead(tools_bin: Path) -> None:
     docs = render(
         tools_bin, "--set", "existingSecret=arena-keys", "--set", "existingTargetTokenSecret=arena-tokens"
     )
-    assert not of_kind(docs, "Secret")
+    assert not without_auth(of_kind(docs, "Secret"))
     deployments = by_component(docs, "Deployment")
     assert env_from_secrets(deployments["attacker"]) == ["arena-keys", "arena-tokens"]
     for name in DEFENDERS:
@@ -847,11 +882,9 @@ def test_existing_secrets_are_loaded_instead(tools_bin: Path) -> None:
     # The orchestrator: the existing Secret's Redis URL if it has one, nothing else.
     orchestrator = deployments["orchestrator"]
     assert env_from_secrets(orchestrator) == []
-    assert pod_secrets(orchestrator) == {"arena-keys"}
-    (redis_url,) = [item for item in the_container(orchestrator)["env"] if "valueFrom" in item]
-    assert redis_url == {
-        "name": "ARENA_REDIS_URL",
-        "valueFrom": {"secretKeyRef": {"name": "arena-keys", "key": "ARENA_REDIS_URL", "optional": True}},
+    assert pod_secrets(orchestrator) == {"arena-keys", AUTH_SECRET}
+    assert env_refs(orchestrator, "arena-keys") == {
+        "ARENA_REDIS_URL": {"name": "arena-keys", "key": "ARENA_REDIS_URL", "optional": True}
     }
     holders = {component(w) for w in _workloads(docs) if "arena-tokens" in pod_secrets(w)}
     assert holders == {"attacker"}
@@ -861,7 +894,7 @@ def test_existing_secret_with_tokens_from_values(tools_bin: Path) -> None:
     docs = render(
         tools_bin, "--set", "existingSecret=arena-keys", "--set", "secrets.ARENA_TARGET_TOKEN_ACME=t"
     )
-    (tokens,) = of_kind(docs, "Secret")
+    (tokens,) = without_auth(of_kind(docs, "Secret"))
     assert secret_data(tokens) == {"ARENA_TARGET_TOKEN_ACME": "t"}
     holders = {component(w) for w in _workloads(docs) if tokens["metadata"]["name"] in pod_secrets(w)}
     assert holders == {"attacker"}
@@ -888,6 +921,159 @@ def test_conflicting_secret_sources_are_refused(tools_bin: Path, args: list[str]
     done = _helm_template(tools_bin, *args)
     assert done.returncode != 0
     assert message in done.stderr, done.stderr
+
+
+# --- authentication -----------------------------------------------------------------------------
+
+
+def _auth_annotations(docs: list[Doc]) -> dict[str, str]:
+    """Component -> its pods' checksum/auth annotation, for the workloads that have one."""
+    found = {}
+    for workload in _workloads(docs):
+        annotations = workload["spec"]["template"]["metadata"].get("annotations") or {}
+        if "checksum/auth" in annotations:
+            found[component(workload)] = annotations["checksum/auth"]
+    return found
+
+
+def test_auth_is_on_by_default() -> None:
+    assert chart_values()["auth"] == {
+        "enabled": True,
+        "existingSecret": "",
+        "targetTokenKey": "ARENA_API_TOKENS",
+    }
+
+
+def test_the_auth_secret_reaches_exactly_the_services_that_check_or_send_the_token(docs: list[Doc]) -> None:
+    (secret,) = [doc for doc in of_kind(docs, "Secret") if doc["metadata"]["name"] == AUTH_SECRET]
+    data = secret_data(secret)
+    assert set(data) == {"ARENA_API_TOKENS"}
+    token = data["ARENA_API_TOKENS"]
+    assert re.fullmatch(r"[A-Za-z0-9]{48}", token), "one random 48-character token"
+    assert parse_tokens(token) == (token,), "a token the services accept"
+    workloads = {component(w): w for w in _workloads(docs)}
+    for name, workload in workloads.items():
+        refs = env_refs(workload, AUTH_SECRET)
+        assert set(refs) == AUTH_ENV.get(name, set()), name
+        for ref in refs.values():
+            assert ref == {"name": AUTH_SECRET, "key": "ARENA_API_TOKENS"}, name
+        if name not in AUTH_ENV:  # the model, Redis, Jaeger: not referenced in any way
+            assert AUTH_SECRET not in pod_secrets(workload), name
+        # Probes carry no token: they stay on the public /healthz and /readyz.
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert "httpHeaders" not in (the_container(workload).get(probe) or {}).get("httpGet", {}), name
+    # The target token for the release's own defenders: the attacker's only.
+    holders = {
+        name
+        for name, w in workloads.items()
+        if STACK_TARGET_TOKEN in {e["name"] for e in the_container(w).get("env") or []}
+    }
+    assert holders == {"attacker"}
+    # Never in a ConfigMap; no pod sets ARENA_ATTACKER_TOKEN or ARENA_ORCHESTRATOR_TOKEN.
+    for configmap in of_kind(docs, "ConfigMap"):
+        assert token not in yaml.safe_dump(configmap), configmap["metadata"]["name"]
+    for workload in workloads.values():
+        names = {item["name"] for item in the_container(workload).get("env") or []}
+        assert not names & {"ARENA_ATTACKER_TOKEN", "ARENA_ORCHESTRATOR_TOKEN", "ARENA_API_READ_TOKENS"}
+    # Pods roll when the Secret (its name or, from the cluster, its token) changes.
+    assert set(_auth_annotations(docs)) == set(AUTH_ENV)
+
+
+def test_without_a_cluster_every_render_makes_a_new_token(tools_bin: Path) -> None:
+    """`helm template` cannot look the Secret up (install and upgrade keep it: `lookup`)."""
+    tokens = set()
+    for _ in range(2):
+        (secret,) = of_kind(render(tools_bin), "Secret")
+        tokens.add(secret_data(secret)["ARENA_API_TOKENS"])
+    assert len(tokens) == 2
+    text = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
+    assert 'lookup "v1" "Secret" .Release.Namespace (include "arena.authSecretName" .)' in text
+
+
+def test_an_existing_auth_secret_is_used_instead(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "auth.existingSecret=arena-api-auth")
+    assert not of_kind(docs, "Secret"), "the chart makes no token when given a Secret"
+    workloads = {component(w): w for w in _workloads(docs)}
+    for name, workload in workloads.items():
+        refs = env_refs(workload, "arena-api-auth")
+        expected = AUTH_ENV.get(name, set())
+        # Its read-only tokens too, when it has them.
+        assert set(refs) == (expected | {"ARENA_API_READ_TOKENS"} if expected else set()), name
+        for variable, ref in refs.items():
+            if variable == "ARENA_API_READ_TOKENS":
+                assert ref == {"name": "arena-api-auth", "key": "ARENA_API_READ_TOKENS", "optional": True}
+            else:
+                assert ref == {"name": "arena-api-auth", "key": "ARENA_API_TOKENS"}, (name, variable)
+        expected_secrets = {"arena-api-auth"} if expected else set()
+        assert pod_secrets(workload) == expected_secrets, name
+    # Deterministic now: the same values give the same checksum, another Secret another one.
+    again = render(tools_bin, "--set", "auth.existingSecret=arena-api-auth")
+    other = render(tools_bin, "--set", "auth.existingSecret=arena-api-auth-2")
+    assert _auth_annotations(again) == _auth_annotations(docs)
+    assert set(_auth_annotations(docs)) == set(AUTH_ENV)
+    assert not set(_auth_annotations(other).values()) & set(_auth_annotations(docs).values())
+
+
+def test_the_stack_target_token_can_come_from_another_key(tools_bin: Path) -> None:
+    """While ARENA_API_TOKENS lists several tokens, the attacker sends one: another key holds it."""
+    docs = render(
+        tools_bin,
+        "--set",
+        "auth.existingSecret=arena-api-auth",
+        "--set",
+        "auth.targetTokenKey=ARENA_TARGET_TOKEN",
+    )
+    attacker = by_component(docs, "Deployment")["attacker"]
+    assert env_refs(attacker, "arena-api-auth")[STACK_TARGET_TOKEN] == {
+        "name": "arena-api-auth",
+        "key": "ARENA_TARGET_TOKEN",
+    }
+    assert env_refs(attacker, "arena-api-auth")["ARENA_API_TOKENS"]["key"] == "ARENA_API_TOKENS"
+
+
+@pytest.mark.parametrize("extra", [[], ["-f", str(SCALED)]], ids=["default", "scaled"])
+def test_auth_disabled_removes_the_secret_and_the_variables(tools_bin: Path, extra: list[str]) -> None:
+    text = render_text(tools_bin, "--set", "auth.enabled=false", *extra)
+    docs = [doc for doc in yaml.safe_load_all(text) if doc]
+    assert not of_kind(docs, "Secret")
+    assert "ARENA_API_TOKENS" not in text and STACK_TARGET_TOKEN not in text
+    assert not _auth_annotations(docs)
+    for workload in _workloads(docs):
+        assert not pod_secrets(workload), workload["metadata"]["name"]
+
+
+@pytest.mark.parametrize("where", ["config", "secrets"])
+@pytest.mark.parametrize("key", sorted(secret_settings()))
+def test_authentication_secrets_are_refused_in_config_and_secrets(
+    tools_bin: Path, where: str, key: str
+) -> None:
+    done = _helm_template(tools_bin, "--set", f"{where}.{key}=tok-0123456789abcdef")
+    assert done.returncode != 0
+    assert f"{where}.{key}" in done.stderr and "auth.existingSecret" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "secrets.ARENA_TARGET_TOKEN_ARENA=t"], "secrets.ARENA_TARGET_TOKEN_ARENA"),
+        (
+            ["--set", "auth.existingSecret=arena-tokens", "--set", "existingTargetTokenSecret=arena-tokens"],
+            "auth.existingSecret must not be existingTargetTokenSecret",
+        ),
+        (["--set", "auth.targetTokenKey=OTHER"], "auth.targetTokenKey names a key of auth.existingSecret"),
+    ],
+    ids=["stack-token-in-secrets", "auth-is-the-token-secret", "key-of-no-secret"],
+)
+def test_conflicting_auth_settings_are_refused(tools_bin: Path, args: list[str], message: str) -> None:
+    done = _helm_template(tools_bin, *args)
+    assert done.returncode != 0
+    assert message in done.stderr, done.stderr
+
+
+def test_with_auth_off_a_stack_target_token_may_come_from_secrets(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "auth.enabled=false", "--set", "secrets.ARENA_TARGET_TOKEN_ARENA=t")
+    (tokens,) = of_kind(docs, "Secret")
+    assert secret_data(tokens) == {STACK_TARGET_TOKEN: "t"}
 
 
 def test_external_redis_replaces_the_statefulset(tools_bin: Path) -> None:
@@ -996,6 +1182,15 @@ def test_example_campaign_targets_the_release_defenders(default_docs: list[Doc])
         service = services[name]
         assert urls[label].hostname == service["metadata"]["name"] == f"{RELEASE}-{name}"
         assert urls[label].port == service["spec"]["ports"][0]["port"]
+    # Auth is on by default: both name the token the attacker (only) holds for them.
+    assert {defender.credentials.bearer_token_env for defender in spec.defenders if defender.credentials} == {
+        STACK_TARGET_TOKEN
+    }
+    assert all(defender.credentials for defender in spec.defenders)
+    holders = {
+        component(w) for w in _workloads(default_docs) if STACK_TARGET_TOKEN in env_refs(w, AUTH_SECRET)
+    }
+    assert holders == {"attacker"}
     # The naive one is the naive profile, the hardened one the default profile.
     deployments = by_component(default_docs, "Deployment")
     assert env_of(deployments["defender-naive"])["ARENA_DEFENDER_PROFILE"] == "naive"
@@ -1009,3 +1204,34 @@ def test_notes_say_how_to_reach_the_dashboard_and_run_the_campaign(tools_bin: Pa
     assert f"port-forward svc/{RELEASE}-orchestrator 8080:8080" in notes
     assert "/dashboard" in notes
     assert "arena campaign run deploy/k8s/campaign.yaml --orchestrator http://127.0.0.1:8080" in notes
+
+    # Authentication on (the default): how to read the token and hand it to the CLI.
+    assert (
+        f"kubectl -n default get secret {AUTH_SECRET} -o jsonpath='{{.data.ARENA_API_TOKENS}}' | base64 -d"
+        in notes
+    )
+    assert (
+        "ARENA_ORCHESTRATOR_TOKEN=$TOKEN uv run arena campaign run deploy/k8s/campaign.yaml "
+        "--orchestrator http://127.0.0.1:8080" in notes
+    )
+    assert "ARENA_ORCHESTRATOR_TOKEN=$TOKEN uv run arena report" in notes
+
+
+@pytest.mark.parametrize(
+    ("args", "expected", "absent"),
+    [
+        (["--set", "auth.existingSecret=arena-api-auth"], "get secret arena-api-auth ", "credentials:/d"),
+        (
+            ["--set", "auth.enabled=false"],
+            "sed -e '/credentials:/d' deploy/k8s/campaign.yaml",
+            "ARENA_ORCHESTRATOR_TOKEN",
+        ),
+    ],
+    ids=["existing-secret", "auth-off"],
+)
+def test_notes_follow_the_auth_settings(tools_bin: Path, args: list[str], expected: str, absent: str) -> None:
+    done = _run([str(tools_bin / "helm"), "install", RELEASE, str(CHART), "--dry-run=client", *args])
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert expected in notes
+    assert absent not in notes

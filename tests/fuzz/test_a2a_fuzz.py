@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
@@ -31,7 +31,6 @@ import pytest_asyncio
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from conftest import InProcessArena
 from support import fuzzing
 from support.fuzzing import (
     A2A_ERROR_CODES,
@@ -42,6 +41,9 @@ from support.fuzzing import (
     assert_jsonrpc_response,
     bounded,
 )
+
+if TYPE_CHECKING:
+    from conftest import InProcessArena
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.asyncio]
 

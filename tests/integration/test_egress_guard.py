@@ -280,6 +280,41 @@ async def test_cloud_metadata_is_refused_by_default_without_any_connection_attem
     assert result.error_kind == "target_not_allowed"
 
 
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ("100.100.100.200", "blocked range 100.100.100.200/32 (the Alibaba Cloud metadata service)"),
+        ("168.63.129.16", "blocked range 168.63.129.16/32 (the Azure WireServer"),
+        ("fd00:ec2::254", "blocked range fd00:ec2::254/128 (the AWS IPv6 metadata service)"),
+        (
+            "::ffff:169.254.169.254",
+            "resolves to 169.254.169.254, which is in the blocked range 169.254.0.0/16",
+        ),
+        ("64:ff9b::a9fe:a9fe", "embeds 169.254.169.254 (NAT64 64:ff9b::/96)"),
+        ("64:ff9b:1::a9fe:a9fe", "blocked range 64:ff9b:1::/48"),
+        ("2002:a9fe:a9fe::1", "embeds 169.254.169.254 (6to4 2002::/16)"),
+        ("2001:0:a9fe:a9fe::1", "embeds 169.254.169.254 (Teredo 2001::/32, its server)"),
+        ("::a9fe:a9fe", "blocked range ::/96 (IPv4-compatible"),
+        ("::ffff:0:a9fe:a9fe", "blocked range ::ffff:0:0:0/96 (SIIT"),
+    ],
+)
+async def test_metadata_in_any_form_is_refused_for_a_listed_name_without_a_request(
+    answer: str, says: str
+) -> None:
+    network = RecordingTransport()
+    resolver, asked = stub_resolver(["10.0.0.5", answer])
+    for allowlist in (None, "*", "metadata.internal", "*.internal"):
+        guard = guard_for(allowlist, resolver)
+        async with httpx.AsyncClient(transport=GuardedTransport(guard, network)) as http:
+            with pytest.raises(TargetNotAllowedError, match=re.escape(says)):
+                await http.get("http://metadata.internal/latest/meta-data/")
+            literal = str(parse_address(answer))
+            with pytest.raises(TargetNotAllowedError, match="blocked range"):
+                await http.get(f"http://[{literal}]/" if ":" in literal else f"http://{literal}/")
+    assert network.requests == []
+    assert asked == ["metadata.internal"] * 4
+
+
 async def test_a_name_off_the_list_is_not_even_resolved() -> None:
     resolver, asked = stub_resolver(["127.0.0.1"])
     with pytest.raises(TargetNotAllowedError, match=re.escape("evil.test is not on the target allowlist")):

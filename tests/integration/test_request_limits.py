@@ -1,7 +1,9 @@
 """Size limits at the HTTP boundary: request bodies (413) and A2A messages (invalid params).
 
 ``ARENA_MAX_REQUEST_BYTES`` is enforced by ``BodySizeLimit`` (arena_core/http_limits.py)
-on the agents and the orchestrator, with and without ``Content-Length``;
+on the agents and the orchestrator, with and without ``Content-Length``, for every
+method (a GET may carry a body too), with a deadline for the whole body (408) and a
+strict ``Content-Length`` (400);
 ``ARENA_MAX_MESSAGE_PARTS`` and ``ARENA_MAX_MESSAGE_TEXT_BYTES`` by the agents'
 request handler (arena_core/a2a/message_limits.py), on both protocol versions
 and both bindings.
@@ -12,17 +14,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from arena_attacker.app import create_attacker_app
+from arena_core.http_limits import DRAIN_BYTES
 from arena_core.settings import load_settings
 from arena_orchestrator.app import create_orchestrator_app
-from conftest import InProcessArena
 from support.asgi import client_for
+
+if TYPE_CHECKING:
+    # Only for annotations: imported at run time, ``conftest`` is whichever conftest.py pytest
+    # loaded last (tests/system/conftest.py when this file runs along with tests/system).
+    from conftest import InProcessArena
 
 pytestmark = pytest.mark.asyncio
 
@@ -89,6 +96,24 @@ class Endless:
             yield self.chunk
 
 
+# The most chunks of 512 bytes an endless body may have pulled by the 413: the limit, then
+# the bounded drain (DRAIN_BYTES) before the answer, then the chunk in flight.
+def _most_chunks(limit: int) -> int:
+    return (limit + DRAIN_BYTES) // 512 + 2
+
+
+class Stalled:
+    """A chunked request body that sends ``head`` then nothing more, ever (until cancelled)."""
+
+    def __init__(self, head: bytes = b"{") -> None:
+        self.head = head
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.head
+        await asyncio.Event().wait()
+        yield b"never"
+
+
 def _assert_rpc_413(response: httpx.Response, limit: int) -> None:
     assert response.status_code == 413, response.text
     assert response.headers["content-type"].startswith("application/json")
@@ -132,14 +157,14 @@ async def test_chunked_bodies_are_cut_off_at_the_limit(arena: InProcessArena) ->
     response = await asyncio.wait_for(arena.http.post(url, content=rpc_body, headers=_headers("1.0")), 10)
     assert "content-length" not in response.request.headers
     _assert_rpc_413(response, LIMIT)
-    assert rpc_body.sent <= LIMIT // 512 + 1
+    assert rpc_body.sent <= _most_chunks(LIMIT)
     for version in ("1.0", "0.3"):
         rest_body = Endless()
         response = await asyncio.wait_for(
             arena.http.post(f"{url}{_rest_path(version)}", content=rest_body, headers=_headers(version)), 10
         )
         _assert_status_413(response, LIMIT)
-        assert rest_body.sent <= LIMIT // 512 + 1
+        assert rest_body.sent <= _most_chunks(LIMIT)
 
 
 async def test_rest_bodies_over_the_limit_are_413_on_both_versions(arena: InProcessArena) -> None:
@@ -185,10 +210,110 @@ async def test_streaming_responses_and_reads_pass_through(arena: InProcessArena)
             if line.startswith("data:")
         ]
     assert events and "stream me" in json.dumps(events[-1])
-    # GETs are never checked, even with a large declared body.
+    # Reads pass with a body within the limit; a body over it is refused on every method.
     for path in ("/healthz", "/.well-known/agent-card.json"):
-        response = await arena.http.request("GET", f"{url}{path}", content=b"x" * (LIMIT + 1))
+        response = await arena.http.request("GET", f"{url}{path}", content=b"x" * LIMIT)
         assert response.status_code == 200
+        response = await arena.http.request("GET", f"{url}{path}", content=b"x" * (LIMIT + 1))
+        _assert_status_413(response, LIMIT)
+        assert response.headers["connection"] == "close"
+
+
+# Before the fix GET, HEAD and OPTIONS bodies were never counted, and TextBodyGuard buffered the
+# body of any method under /rest/ and /<tenant>/rest/ (an endless GET body: unbounded memory).
+READ_PATHS = (
+    "/",
+    "/healthz",
+    "/readyz",
+    "/.well-known/agent-card.json",
+    "/rest/tasks/t-1",
+    "/rest/tasks/t-1:subscribe",
+    "/rest/v1/tasks/t-1",
+    "/tenant/rest/tasks/t-1",
+    "/tenant/rest/message:send",
+)
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "OPTIONS", "PUT"])
+async def test_bodies_over_the_limit_are_413_on_every_method(arena: InProcessArena, method: str) -> None:
+    arena.add_model()
+    url = arena.add_defender(max_request_bytes=LIMIT)
+    for path in READ_PATHS:
+        response = await arena.http.request(method, f"{url}{path}", content=b"x" * (LIMIT + 1))
+        _assert_status_413(response, LIMIT)
+        assert f"is {LIMIT + 1} bytes" in response.json()["error"]["message"]
+        # Chunked, without an end: refused without the client sending everything.
+        endless = Endless()
+        response = await asyncio.wait_for(arena.http.request(method, f"{url}{path}", content=endless), 10)
+        assert "content-length" not in response.request.headers
+        _assert_status_413(response, LIMIT)
+        assert endless.sent <= _most_chunks(LIMIT)
+
+
+async def test_a_head_with_a_body_over_the_limit_is_413(arena: InProcessArena) -> None:
+    arena.add_model()
+    url = arena.add_defender(max_request_bytes=LIMIT)
+    for path in ("/healthz", "/rest/tasks/t-1"):
+        response = await arena.http.request("HEAD", f"{url}{path}", content=b"x" * (LIMIT + 1))
+        assert response.status_code == 413 and response.content == b""
+        endless = Endless()
+        response = await asyncio.wait_for(arena.http.request("HEAD", f"{url}{path}", content=endless), 10)
+        assert response.status_code == 413 and endless.sent <= _most_chunks(LIMIT)
+
+
+async def test_a_body_that_stops_arriving_is_408(
+    arena: InProcessArena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole body must arrive within the read deadline (30 s by default; 0.3 s here)."""
+    monkeypatch.setattr("arena_core.http_limits.BODY_READ_TIMEOUT_S", 0.3)
+    arena.add_model()
+    url = arena.add_defender(max_request_bytes=LIMIT)
+    response = await asyncio.wait_for(arena.http.post(url, content=Stalled(), headers=_headers("1.0")), 10)
+    assert response.status_code == 408, response.text
+    assert response.headers["connection"] == "close"
+    body = response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"] == {
+        "code": -32600,
+        "message": "Request timeout: the request body did not arrive within 0.3 seconds",
+        "data": {"timeout_s": 0.3},
+    }
+    for method, path in (
+        ("POST", _rest_path("1.0")),
+        ("GET", "/healthz"),
+        ("POST", "/tenant/rest/message:send"),
+    ):
+        response = await asyncio.wait_for(
+            arena.http.request(method, f"{url}{path}", content=Stalled(), headers=_headers("1.0")), 10
+        )
+        assert response.status_code == 408, response.text
+        error = response.json()["error"]
+        assert error["code"] == 408 and error["status"] == "DEADLINE_EXCEEDED"
+        assert error["message"].startswith("Request timeout")
+    # The agent still answers.
+    response = await arena.http.post(url, json=_rpc("1.0", ["after"]), headers=_headers("1.0"))
+    assert response.status_code == 200 and "after" in response.text
+
+
+async def test_an_invalid_content_length_is_400(arena: InProcessArena) -> None:
+    """A Content-Length of byte 0xB2 ("²" in latin-1) passed str.isdigit(); int() then raised (a 500)."""
+    arena.add_model()
+    url = arena.add_defender(max_request_bytes=LIMIT)
+    body = json.dumps(_rpc("1.0", ["hi"])).encode()
+    for value in (b"\xb2", b"1\xb9", "١٢".encode(), b"12x"):
+        headers = [
+            (b"Content-Type", b"application/json"),
+            (b"A2A-Version", b"1.0"),
+            (b"Content-Length", value),
+        ]
+        response = await arena.http.post(url, content=body, headers=headers)
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert response.json()["id"] is None and error["code"] == -32600
+        assert error["message"].startswith("Bad request: the Content-Length header")
+        response = await arena.http.post(f"{url}{_rest_path('1.0')}", content=body, headers=headers)
+        assert response.status_code == 400
+        assert response.json()["error"]["status"] == "INVALID_ARGUMENT"
 
 
 async def test_the_attacker_has_the_same_body_limit(arena: InProcessArena) -> None:
@@ -347,11 +472,44 @@ async def test_orchestrator_refuses_bodies_over_the_request_limit(arena: InProce
     endless = Endless()
     response = await asyncio.wait_for(http.post(url, content=endless, headers=yaml), 10)
     assert response.status_code == 413 and f"limit of {LIMIT} bytes" in response.json()["error"]["message"]
-    assert endless.sent <= LIMIT // 512 + 1
+    assert endless.sent <= _most_chunks(LIMIT)
     # Within the limit: parsed as usual (this one is a valid spec).
     response = await http.post(url, content=_spec_yaml(LIMIT), headers=yaml)
     assert response.status_code == 201, response.text
     assert (await http.get("http://orchestrator/healthz")).status_code == 200
+    # Reads with a body over the limit are refused too.
+    for path in ("/healthz", "/v1/campaigns"):
+        response = await http.request("GET", f"http://orchestrator{path}", content=b"x" * (LIMIT + 1))
+        assert response.status_code == 413 and response.json()["error"]["kind"] == "too_large"
+        endless = Endless()
+        response = await asyncio.wait_for(
+            http.request("GET", f"http://orchestrator{path}", content=endless), 10
+        )
+        assert response.status_code == 413 and endless.sent <= _most_chunks(LIMIT)
+    await http.aclose()
+
+
+async def test_orchestrator_refusals_keep_its_error_shape(
+    arena: InProcessArena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("arena_core.http_limits.BODY_READ_TIMEOUT_S", 0.3)
+    _, http = _orchestrator(arena, max_request_bytes=LIMIT)
+    url = "http://orchestrator/v1/campaigns"
+    yaml = {"Content-Type": "application/yaml"}
+    response = await asyncio.wait_for(http.post(url, content=Stalled(b"name: x\n"), headers=yaml), 10)
+    assert response.status_code == 408
+    error = response.json()["error"]
+    assert set(error) == {"kind", "message", "problems"} and error["problems"] == []
+    assert error["message"].startswith("Request timeout")
+    response = await http.post(
+        url,
+        content=b"name: x\n",
+        headers=[(b"Content-Type", b"application/yaml"), (b"Content-Length", b"\xb2")],
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert set(error) == {"kind", "message", "problems"}
+    assert error["message"].startswith("Bad request: the Content-Length header")
     await http.aclose()
 
 

@@ -9,6 +9,9 @@ LocalServices, which stops it like its own.
 :class:`CampaignProbe` talks to one orchestrator's REST API and reads the campaign's
 records straight from Redis; :meth:`CampaignProbe.assert_each_match_once` is the check every
 fault test ends with: the campaign is finished and every match is recorded exactly once.
+Its waits poll observable state; their timeouts (generous: the machine may be loaded) only
+guard against a hang, and a timeout says what never happened, the last state seen and
+whatever ``CampaignProbe.context`` adds (e.g. the services' logs).
 """
 
 from __future__ import annotations
@@ -26,11 +29,17 @@ import httpx
 import redis
 import yaml
 
-from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port
+from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port, shutdown_grace_for
 from arena_core.redis_state.keys import RedisKeys
 
 Progress = dict[str, Any]
 Around = Callable[[], contextlib.AbstractContextManager[object]]
+WAIT_S = 120.0
+"""How long a wait polls before it fails: far beyond any healthy run, well inside the test timeout."""
+
+
+def _no_context() -> str:
+    return ""
 
 
 def start_service(
@@ -77,7 +86,9 @@ def start_service(
             start_new_session=True,
         )
     reachable = LOOPBACK if host == "0.0.0.0" else host
-    service = ServiceProcess(name, f"http://{reachable}:{port}", process, log_path)
+    service = ServiceProcess(
+        name, f"http://{reachable}:{port}", process, log_path, shutdown_grace_for(child_env)
+    )
     services.services.append(service)
     return service
 
@@ -122,13 +133,14 @@ class CampaignProbe:
     """One orchestrator's API and its Redis namespace, seen from the test.
 
     ``around`` wraps every request (e.g. ``lambda: network.entered("client")`` to talk from
-    inside a network namespace).
+    inside a network namespace); ``context`` is added to the message of a wait that times out.
     """
 
     url: str
     redis_url: str
     namespace: str
     around: Around = field(default=contextlib.nullcontext)
+    context: Callable[[], str] = field(default=_no_context)
 
     def _redis(self) -> redis.Redis:
         return redis.Redis.from_url(
@@ -159,28 +171,37 @@ class CampaignProbe:
         campaign_id: str,
         predicate: Callable[[Progress], bool],
         *,
-        timeout_s: float = 90,
+        timeout_s: float = WAIT_S,
         what: str = "the expected state",
     ) -> Progress:
         """Poll progress until ``predicate`` holds; the timeout only guards against a hang."""
         deadline = time.monotonic() + timeout_s
         progress: Progress = {}
-        while time.monotonic() < deadline:
+        problem = ""
+        while True:
             # While Redis is away (and on the first use of a pooled connection after it came
             # back) the API answers 503, as documented: keep polling.
-            with contextlib.suppress(httpx.HTTPError, StateUnavailable):
+            try:
                 progress = self.progress(campaign_id)
+            except (httpx.HTTPError, StateUnavailable) as exc:
+                problem = f" (last poll failed: {type(exc).__name__}: {exc})"
+            else:
+                problem = ""
                 if predicate(progress):
                     return progress
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"campaign {campaign_id} never reached {what} within {timeout_s:g} s; "
+                    f"last progress: {progress}{problem}\n{self.context()}"
+                )
             time.sleep(0.05)
-        raise AssertionError(f"campaign {campaign_id} never reached {what}: {progress}")
 
-    def wait_until(self, condition: Callable[[], bool], *, timeout_s: float = 60, what: str) -> None:
+    def wait_until(self, condition: Callable[[], bool], *, timeout_s: float = WAIT_S, what: str) -> None:
         """Poll ``condition`` (anything the test can observe) until it holds."""
         deadline = time.monotonic() + timeout_s
         while not condition():
             if time.monotonic() > deadline:
-                raise AssertionError(f"never observed {what}")
+                raise AssertionError(f"never observed {what} within {timeout_s:g} s\n{self.context()}")
             time.sleep(0.02)
 
     def _hash(self, campaign_id: str, part: str) -> dict[str, Any]:
@@ -229,4 +250,4 @@ class CampaignProbe:
         return summaries
 
 
-__all__ = ["CampaignProbe", "StateUnavailable", "campaign_spec", "finished", "start_service"]
+__all__ = ["WAIT_S", "CampaignProbe", "StateUnavailable", "campaign_spec", "finished", "start_service"]

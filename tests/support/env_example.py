@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
+
+from pydantic import SecretStr
+
+from arena_core.settings import ArenaSettings
 
 REPO = Path(__file__).resolve().parents[2]
 ENV_EXAMPLE = REPO / "deploy" / ".env.example"
@@ -19,4 +24,21 @@ def example_settings() -> dict[str, str]:
     return found
 
 
-__all__ = ["ENV_EXAMPLE", "REPO", "example_settings"]
+def secret_settings() -> frozenset[str]:
+    """The settings that are secrets (typed ``SecretStr``): the Authentication tokens.
+
+    They are documented in deploy/.env.example like every setting, but never reach a service
+    through the shared settings (Compose's ``x-arena-settings``, the chart's ConfigMap): Compose
+    takes them from the shell or deploy/.env for the services that need them, the chart from its
+    auth Secret. ``ARENA_TARGET_TOKEN_<NAME>`` is a family of variables, not one setting.
+    """
+    found = set()
+    for name, field in ArenaSettings.model_fields.items():
+        annotation = field.annotation
+        # SecretStr or SecretStr | None; not target_tokens (dict[str, SecretStr]).
+        if annotation is SecretStr or set(typing.get_args(annotation)) == {SecretStr, type(None)}:
+            found.add(f"ARENA_{name.upper()}")
+    return frozenset(found)
+
+
+__all__ = ["ENV_EXAMPLE", "REPO", "example_settings", "secret_settings"]

@@ -18,6 +18,18 @@ Redis runs Debian's redis-server with the service's command; Jaeger is an OTLP r
 (as ``depends_on: condition: service_healthy`` would wait). A small campaign then runs from a
 client host with ``arena campaign run --orchestrator http://orchestrator:8080`` and every
 match must be recorded, with one trace per match reaching "Jaeger" from all four services.
+
+Authentication is on in both cases (the wiring it needs is a superset of the default's):
+``ARENA_API_TOKENS`` and ``ARENA_API_READ_TOKENS`` come from the shell that runs
+``docker compose config``, as a user would export them; the campaign's defenders name
+``credentials.bearer_token_env: ARENA_TARGET_TOKEN_ARENA`` (what deploy/campaign.yaml says to
+add), and the CLI sends ``ARENA_ORCHESTRATOR_TOKEN``. So the campaign completing proves every
+hop carries its token: CLI -> orchestrator, orchestrator -> attacker (the first of
+ARENA_API_TOKENS), attacker -> defenders (ARENA_TARGET_TOKEN_ARENA). From the client host,
+requests without a token (or with a wrong one) get 401 from the orchestrator's /v1/campaigns and
+from the agents, the read token may GET but gets 403 on POST, and the probes and agent cards
+answer without one. Authentication off (the default) differs only by the empty variables;
+tests/deploy/test_compose.py checks that resolution.
 """
 
 from __future__ import annotations
@@ -56,10 +68,12 @@ USER_SETTINGS = {
 }
 OTLP_HTTP_PORT = 4318
 HEALTH_TIMEOUT_S = 90.0
+# The variable compose gives the attacker for the stack's own defenders (from ARENA_API_TOKENS).
+STACK_TARGET_TOKEN = "ARENA_TARGET_TOKEN_ARENA"
 SERVICES_TRACED = {"arena-orchestrator", "arena-attacker", "arena-defender", "arena-model"}
 
 
-def _compose_config(tools_bin: Path, tmp_path: Path) -> dict[str, Any]:
+def _compose_config(tools_bin: Path, tmp_path: Path, shell: dict[str, str]) -> dict[str, Any]:
     env_file = tmp_path / "compose.env"
     env_file.write_text("".join(f"{key}={value}\n" for key, value in USER_SETTINGS.items()))
     done = subprocess.run(
@@ -76,8 +90,9 @@ def _compose_config(tools_bin: Path, tmp_path: Path) -> dict[str, Any]:
         capture_output=True,
         text=True,
         check=False,
-        # Only what compose needs: no ARENA_* or OTEL_* of the developer's shell leaks in.
-        env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
+        # Only what compose needs and the user's exported tokens: no ARENA_* or OTEL_* of the
+        # developer's shell leaks in.
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), **shell},
     )
     assert done.returncode == 0, done.stderr
     config: dict[str, Any] = json.loads(done.stdout)
@@ -108,6 +123,7 @@ class Topology:
 
     tmp: Path
     network: VirtualNetwork | None
+    tokens: dict[str, str]  # what the user exported: ARENA_API_TOKENS, ARENA_API_READ_TOKENS
     addresses: dict[str, str] = field(default_factory=dict)  # service name -> first address
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     logs: dict[str, Path] = field(default_factory=dict)
@@ -200,11 +216,19 @@ def topology(
 ) -> Iterator[tuple[Topology, OtlpReceiver]]:
     if find_redis_server() is None:
         pytest.skip(SKIP_REASON)
-    config = _compose_config(tools_bin, tmp_path)
+    # The tokens a user would export before `docker compose up` (fresh for every run).
+    tokens = {
+        "ARENA_API_TOKENS": secrets.token_urlsafe(32),
+        "ARENA_API_READ_TOKENS": secrets.token_urlsafe(32),
+    }
+    config = _compose_config(tools_bin, tmp_path, tokens)
     services: dict[str, Any] = config["services"]
     assert {"redis", "jaeger", "model", "defender", "defender-naive", "attacker", "orchestrator"} <= set(
         services
     )
+    # The model gets no token (it checks none); the attacker holds the one for the stack's defenders.
+    assert "ARENA_API_TOKENS" not in services["model"]["environment"]
+    assert services["attacker"]["environment"][STACK_TARGET_TOKEN] == tokens["ARENA_API_TOKENS"]
 
     if request.param == "netns":
         reason = netns_unavailable()
@@ -213,7 +237,7 @@ def topology(
     network = VirtualNetwork() if request.param == "netns" else None
     # Loopback: a /24 of 127.0.0.0/8 of this run's own, so parallel runs do not meet.
     loopback_net = f"127.{secrets.randbelow(200) + 20}.{secrets.randbelow(250) + 1}"
-    topology = Topology(tmp=tmp_path, network=network)
+    topology = Topology(tmp=tmp_path, network=network, tokens=tokens)
 
     # One host per container (replicas included), plus the user's machine.
     hosts: dict[str, list[str]] = {}
@@ -322,23 +346,96 @@ def _skip_when_ports_are_taken(
                         )
 
 
+# Run on the client host: each request as (method, url, token or None), answered with its status
+# and WWW-Authenticate header (JSON, one per line).
+_PROBE = """
+import json, sys, urllib.error, urllib.request
+for method, url, token in json.loads(sys.argv[1]):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = b"{}" if method == "POST" else None
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            status, challenge = answer.status, answer.headers.get("WWW-Authenticate")
+    except urllib.error.HTTPError as error:
+        status, challenge = error.code, error.headers.get("WWW-Authenticate")
+    print(json.dumps([method, url, token is not None, status, challenge]))
+"""
+
+
+def _ask(hosts: Topology, requests: list[tuple[str, str, str | None]]) -> list[tuple[int, str | None]]:
+    """Send ``requests`` from the client host; their statuses and WWW-Authenticate headers."""
+    localized = [(method, hosts.localize(url), token) for method, url, token in requests]
+    done = subprocess.run(
+        [*hosts.prefix("client"), sys.executable, "-c", _PROBE, json.dumps(localized)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+    assert done.returncode == 0, done.stderr
+    return [(line[3], line[4]) for line in map(json.loads, done.stdout.splitlines())]
+
+
+def _check_who_may_ask(hosts: Topology) -> None:
+    """Tokens are checked where the stack is reached: 401 without one, probes and cards public."""
+    token, read = hosts.tokens["ARENA_API_TOKENS"], hosts.tokens["ARENA_API_READ_TOKENS"]
+    wrong = "not-a-token-of-this-stack-0123456789"
+    campaigns = "http://orchestrator:8080/v1/campaigns"
+    answers = _ask(
+        hosts,
+        [
+            ("GET", campaigns, None),
+            ("GET", campaigns, wrong),
+            ("POST", campaigns, None),
+            ("GET", campaigns, read),
+            ("POST", campaigns, read),
+            ("GET", campaigns, token),
+            ("GET", "http://orchestrator:8080/readyz", None),
+            ("POST", "http://defender:8081/", None),
+            ("POST", "http://defender-naive:8081/", wrong),
+            ("POST", "http://attacker:8082/", None),
+            ("GET", "http://defender:8081/.well-known/agent-card.json", None),
+            ("GET", "http://attacker:8082/.well-known/agent-card.json", None),
+            ("GET", "http://defender:8081/readyz", None),
+        ],
+    )
+    statuses = [status for status, _ in answers]
+    assert statuses == [401, 401, 401, 200, 403, 200, 200, 401, 401, 401, 200, 200, 200], answers
+    assert answers[0][1] == 'Bearer realm="a2a-arena"', answers[0]
+    assert answers[1][1] == 'Bearer realm="a2a-arena", error="invalid_token"', answers[1]
+    assert answers[4][1] is not None and 'error="insufficient_scope"' in answers[4][1], answers[4]
+
+
 def test_a_campaign_runs_through_the_compose_services(
     topology: tuple[Topology, OtlpReceiver], tmp_path: Path
 ) -> None:
     hosts, receiver = topology
+    _check_who_may_ask(hosts)
+    # The defenders as deploy/campaign.yaml says to name them with authentication on.
+    credentials = f"    credentials: {{bearer_token_env: {STACK_TARGET_TOKEN}}}\n"
     spec = tmp_path / "campaign.yaml"
     spec.write_text(
         hosts.localize(
             "name: topology\n"
             "attackers:\n  - strategy: playbook\n"
             "defenders:\n"
-            "  - name: hardened\n    url: http://defender:8081\n"
-            "  - name: naive\n    url: http://defender-naive:8081\n"
+            f"  - name: hardened\n    url: http://defender:8081\n{credentials}"
+            f"  - name: naive\n    url: http://defender-naive:8081\n{credentials}"
             "repetitions: 2\nmax_turns: 2\nconcurrency: 2\nmatch_timeout_s: 120\n"
         )
     )
     out = tmp_path / "reports"
-    client_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    # The CLI's own variable (not ARENA_API_TOKENS): the token it sends to the orchestrator.
+    client_env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONUNBUFFERED": "1",
+        "ARENA_ORCHESTRATOR_TOKEN": hosts.tokens["ARENA_API_TOKENS"],
+    }
     done = subprocess.run(
         [
             *hosts.prefix("client"),
@@ -366,7 +463,8 @@ def test_a_campaign_runs_through_the_compose_services(
     assert report["progress"]["status"] == "completed", report["progress"]
     assert len(matches) == 4
     assert sorted(match["index"] for match in matches) == [0, 1, 2, 3]
-    assert all(match["outcome"] in {"attacker_won", "defended"} for match in matches), matches
+    outcomes = [(match["outcome"], match.get("error_kind"), match.get("error")) for match in matches]
+    assert all(match["outcome"] in {"attacker_won", "defended"} for match in matches), outcomes
     assert all(match["attempts"] == 1 for match in matches), matches
 
     # One trace per match, holding spans of every service (exported to jaeger:4318).

@@ -463,6 +463,9 @@ def test_dashboard_renders_canned_api_responses(
     for fmt in ("html", "json", "junit"):
         href = tab.get_by_test_id(f"report-{fmt}").get_attribute("href")
         assert href == f"/v1/campaigns/{BASELINE}/report?format={fmt}"
+    # No API token needed (no 401): no sign-in panel, no sign-out button.
+    expect(tab.get_by_test_id("signout")).to_be_hidden()
+    expect(tab.get_by_test_id("signin")).to_have_count(0)
     expect(tab.get_by_test_id("recent-errors").get_by_test_id("error-text")).to_have_text(
         f"connection reset {HOSTILE_SCRIPT}"
     )
@@ -547,6 +550,23 @@ def test_dashboard_cancel_needs_a_second_click(
     expect(tab.get_by_test_id("status")).to_have_text("canceled")
     assert canned.cancels == [CANCELABLE]
     expect(cancel).to_be_hidden()
+    assert log.problems() == []
+
+
+def test_dashboard_report_links_stay_plain_links_without_a_token(
+    base_url: str, canned: CannedApi, page: tuple[Page, PageLog]
+) -> None:
+    tab, log = page
+    tab.goto(f"{base_url}/dashboard#/campaigns/{BASELINE}")
+    expect(tab.get_by_test_id("campaign-name")).to_have_text("baseline")
+    with tab.context.expect_page() as opened:
+        tab.get_by_test_id("report-html").click()
+    report = opened.value
+    report.wait_for_load_state()
+    assert report.url == f"{base_url}/v1/campaigns/{BASELINE}/report?format=html"
+    assert f"GET /v1/campaigns/{BASELINE}/report" in canned.requests
+    assert tab.evaluate("window.sessionStorage.length") == 0
+    expect(tab.get_by_test_id("signout")).to_be_hidden()
     assert log.problems() == []
 
 

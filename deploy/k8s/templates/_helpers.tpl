@@ -30,16 +30,18 @@ gets, and whether it is an A2A agent (it gets ARENA_PUBLIC_URL). `secrets`: "sha
 the shared Secret (`secrets` minus target tokens, or `existingSecret`) with envFrom;
 "redisUrl" gets only its ARENA_REDIS_URL key (secretKeyRef); "none" nothing. `targetTokens`:
 loads the target-token Secret (ARENA_TARGET_TOKEN_* of `secrets`, or
-`existingTargetTokenSecret`); only the attacker, which sends them to targets.
+`existingTargetTokenSecret`) and, with auth on, gets ARENA_TARGET_TOKEN_ARENA; only the
+attacker, which sends them to targets. `auth`: checks bearer tokens (ARENA_API_TOKENS and
+ARENA_API_READ_TOKENS of the auth Secret, secretKeyRef) when auth is on.
 */}}
 {{- define "arena.components" -}}
-orchestrator: {name: orchestrator, port: 8080, secrets: redisUrl, targetTokens: false, a2a: false}
-attacker: {name: attacker, port: 8082, secrets: shared, targetTokens: true, a2a: true}
-defender: {name: defender, port: 8081, secrets: shared, targetTokens: false, a2a: true}
-defenderNaive: {name: defender-naive, port: 8081, secrets: shared, targetTokens: false, a2a: true}
-model: {name: model, port: 8090, secrets: none, targetTokens: false, a2a: false}
-redis: {name: redis, port: 6379, secrets: none, targetTokens: false, a2a: false}
-jaeger: {name: jaeger, port: 16686, secrets: none, targetTokens: false, a2a: false}
+orchestrator: {name: orchestrator, port: 8080, secrets: redisUrl, targetTokens: false, auth: true, a2a: false}
+attacker: {name: attacker, port: 8082, secrets: shared, targetTokens: true, auth: true, a2a: true}
+defender: {name: defender, port: 8081, secrets: shared, targetTokens: false, auth: true, a2a: true}
+defenderNaive: {name: defender-naive, port: 8081, secrets: shared, targetTokens: false, auth: true, a2a: true}
+model: {name: model, port: 8090, secrets: none, targetTokens: false, auth: false, a2a: false}
+redis: {name: redis, port: 6379, secrets: none, targetTokens: false, auth: false, a2a: false}
+jaeger: {name: jaeger, port: 16686, secrets: none, targetTokens: false, auth: false, a2a: false}
 {{- end -}}
 
 {{/* The arena Deployments, in a fixed order. */}}
@@ -147,6 +149,73 @@ by the orchestrator: `existingSecret`, the chart's own, or nothing.
 {{ $key }}: {{ $text | b64enc | quote }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+Authentication (auth.*). On unless auth.enabled is false, also when an upgrade reuses values
+saved before `auth` existed ("true" or empty).
+*/}}
+{{- define "arena.authEnabled" -}}
+{{- $auth := .Values.auth | default dict -}}
+{{- if or (not (hasKey $auth "enabled")) $auth.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding ARENA_API_TOKENS: auth.existingSecret, else <fullname>-auth; empty with auth off. */}}
+{{- define "arena.authSecretName" -}}
+{{- if include "arena.authEnabled" . -}}
+{{- $auth := .Values.auth | default dict -}}
+{{- default (printf "%s-auth" (include "arena.fullname" .)) $auth.existingSecret -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The key of the auth Secret the attacker gets as ARENA_TARGET_TOKEN_ARENA (one token). */}}
+{{- define "arena.authTargetTokenKey" -}}
+{{- $auth := .Values.auth | default dict -}}
+{{- default "ARENA_API_TOKENS" $auth.targetTokenKey -}}
+{{- end -}}
+
+{{/*
+The chart's own auth Secret data, as YAML; empty with auth off or auth.existingSecret. The token
+of that Secret when it is already in the cluster (`lookup`), so it is made once, on install, and
+kept across upgrades; else a new random 48-character one. `helm template` and client dry runs
+see no cluster: they make a new token every time.
+*/}}
+{{- define "arena.authSecretData" -}}
+{{- $auth := .Values.auth | default dict -}}
+{{- if and (include "arena.authEnabled" .) (not $auth.existingSecret) -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "arena.authSecretName" .) | default dict -}}
+{{- $token := get ($existing.data | default dict) "ARENA_API_TOKENS" -}}
+ARENA_API_TOKENS: {{ default (randAlphaNum 48 | b64enc) $token | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Container env of a component for authentication, as JSON (empty map with auth off): (dict
+"root" $ "component" <arena.components entry>). Every `auth` component gets ARENA_API_TOKENS
+(and, from auth.existingSecret, the optional ARENA_API_READ_TOKENS); the attacker also
+ARENA_TARGET_TOKEN_ARENA, the token campaigns name for the release's own defenders.
+*/}}
+{{- define "arena.authEnv" -}}
+{{- $root := .root -}}
+{{- $c := .component -}}
+{{- $name := include "arena.authSecretName" $root -}}
+{{- $auth := $root.Values.auth | default dict -}}
+{{- $env := dict -}}
+{{- if and $name $c.auth -}}
+{{- $_ := set $env "ARENA_API_TOKENS" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_API_TOKENS")) -}}
+{{- if $auth.existingSecret -}}
+{{- $_ := set $env "ARENA_API_READ_TOKENS" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_API_READ_TOKENS" "optional" true)) -}}
+{{- end -}}
+{{- if $c.targetTokens -}}
+{{- $_ := set $env "ARENA_TARGET_TOKEN_ARENA" (dict "secretKeyRef" (dict "name" $name "key" (include "arena.authTargetTokenKey" $root))) -}}
+{{- end -}}
+{{- end -}}
+{{- $env | toJson -}}
+{{- end -}}
+
+{{/* The settings that are secrets: never in `config` (the ConfigMap) or `secrets`, only in the auth Secret. */}}
+{{- define "arena.authSettings" -}}
+{{- list "ARENA_API_TOKENS" "ARENA_API_READ_TOKENS" "ARENA_ATTACKER_TOKEN" "ARENA_ORCHESTRATOR_TOKEN" | toJson -}}
 {{- end -}}
 
 {{/* Whether `secrets` has a non-empty ARENA_REDIS_URL ("true" or empty). */}}
@@ -292,6 +361,26 @@ existingSecret, which the chart cannot read). An existingSecret alone does not c
 {{- end -}}
 {{- if and .Values.existingTargetTokenSecret (eq .Values.existingTargetTokenSecret .Values.existingSecret) -}}
 {{- fail "existingTargetTokenSecret must not be existingSecret: the defenders load all of existingSecret, target tokens are for the attacker only" -}}
+{{- end -}}
+{{- range $key := include "arena.authSettings" . | fromJsonArray -}}
+{{- if ne (include "arena.envString" (get $.Values.config $key)) "" -}}
+{{- fail (printf "config.%s would put a secret in the ConfigMap: the chart wires the tokens from the auth Secret (auth.enabled, auth.existingSecret)" $key) -}}
+{{- end -}}
+{{- if ne (include "arena.envString" (get ($.Values.secrets | default dict) $key)) "" -}}
+{{- fail (printf "secrets.%s is not wired (the orchestrator would not get it): put the tokens in a Secret of your own and name it in auth.existingSecret" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if include "arena.authEnabled" . -}}
+{{- $auth := .Values.auth | default dict -}}
+{{- if ne (include "arena.envString" (get (.Values.secrets | default dict) "ARENA_TARGET_TOKEN_ARENA")) "" -}}
+{{- fail "secrets.ARENA_TARGET_TOKEN_ARENA: with auth.enabled the attacker gets it from the auth Secret (auth.targetTokenKey)" -}}
+{{- end -}}
+{{- if and $auth.existingSecret (eq $auth.existingSecret .Values.existingTargetTokenSecret) -}}
+{{- fail "auth.existingSecret must not be existingTargetTokenSecret: the defenders and the orchestrator reference the auth Secret, target tokens are for the attacker only" -}}
+{{- end -}}
+{{- if and (not $auth.existingSecret) (ne (include "arena.authTargetTokenKey" .) "ARENA_API_TOKENS") -}}
+{{- fail "auth.targetTokenKey names a key of auth.existingSecret; the chart's own auth Secret has ARENA_API_TOKENS only" -}}
+{{- end -}}
 {{- end -}}
 {{- if ne (int64 .Values.redis.replicas) 1 -}}
 {{- fail "redis.replicas must be 1: the in-chart Redis is a single instance; for more, use an external Redis (redis.enabled=false, config.ARENA_REDIS_URL)" -}}

@@ -6,17 +6,39 @@ host name and the addresses it resolved to. The transport that enforces it
 
 Entries (comma-separated, case-insensitive):
 
-* ``agent.example.com``: that host name exactly (whatever it resolves to);
-* ``*.example.com``: any subdomain of ``example.com`` (not ``example.com`` itself);
+* ``agent.example.com``: that host name exactly, at any address it resolves to
+  except those on the deny list (below);
+* ``*.example.com``: any subdomain of ``example.com`` (not ``example.com`` itself),
+  on the same terms as a name;
 * ``10.1.2.3``, ``fd00::1``: that address;
 * ``10.0.0.0/8``, ``fd00::/8``: any address in that network;
-* ``*``: any address.
+* ``*``: any address (but the deny list).
 
-Unset or empty allows any address. Either way the built-in deny list
-(:data:`BLOCKED_NETWORKS`: link-local and cloud metadata, unspecified,
-multicast, broadcast) is refused unless an address or network entry inside the
-blocked range names it explicitly (``169.254.169.254`` or ``169.254.0.0/16``;
-``0.0.0.0/0`` or ``*`` do not). Every address a host resolves to must pass.
+Unset or empty allows any address but the deny list. A name not on the list
+passes only when every address it resolves to is on it (as an address or in a
+network); a listed name passes at any address but the deny list's.
+
+The deny list (:data:`BLOCKED_NETWORKS`: link-local, where most clouds serve
+metadata, and the other cloud metadata and platform addresses; unspecified,
+multicast, broadcast; IPv6 forms that hide an IPv4 address) always applies, to
+literal addresses and to every address a name resolves to, listed names and
+wildcards included. Only an address or network entry *inside* a blocked range
+lifts it, for the addresses it covers (``169.254.169.254`` or ``169.254.0.0/16``;
+``0.0.0.0/0``, ``*`` or a listed name do not).
+
+IPv6 addresses that carry an IPv4 address:
+
+* IPv4-mapped ``::ffff:a.b.c.d`` *is* ``a.b.c.d``: it is judged as the IPv4
+  address (deny list and allowlist alike);
+* NAT64 ``64:ff9b::/96`` (well-known prefix), 6to4 ``2002::/16`` and Teredo
+  ``2001::/32`` (its server and its client address) are refused when the IPv4
+  address they carry is on the deny list, unless an IPv4 entry inside the
+  blocked range covers that IPv4 address; otherwise they are judged as IPv6
+  addresses (a restrictive allowlist must list them, or a network holding them);
+* IPv4-compatible ``::a.b.c.d`` (``::/96`` but ``::1``; deprecated), SIIT
+  ``::ffff:0:a.b.c.d`` (``::ffff:0:0:0/96``) and the local-use NAT64 prefix
+  ``64:ff9b:1::/48`` (where its IPv4 address sits depends on the network) are
+  on the deny list themselves.
 """
 
 from __future__ import annotations
@@ -37,14 +59,24 @@ BLOCKED_NETWORKS: tuple[tuple[IPNetwork, str], ...] = tuple(
         ("169.254.0.0/16", "link-local, where cloud metadata services live"),
         ("fe80::/10", "IPv6 link-local"),
         ("fd00:ec2::254/128", "the AWS IPv6 metadata service"),
+        ("100.100.100.200/32", "the Alibaba Cloud metadata service"),
+        ("168.63.129.16/32", "the Azure WireServer, a platform and metadata service"),
         ("0.0.0.0/8", "unspecified ('this host')"),
         ("::/128", "the IPv6 unspecified address"),
+        ("::/96", "IPv4-compatible IPv6, deprecated"),  # but ::1: see _NOT_BLOCKED
+        ("::ffff:0:0:0/96", "SIIT IPv4-translated IPv6"),
+        ("64:ff9b:1::/48", "local-use NAT64, whose IPv4 address cannot be located"),
         ("224.0.0.0/4", "multicast"),
         ("ff00::/8", "IPv6 multicast"),
         ("255.255.255.255/32", "broadcast"),
     )
 )
-"""Refused unless an allowlist entry inside the range names it: (network, why)."""
+"""Refused unless an allowlist entry inside the range names it: (network, why), first match wins."""
+
+_NOT_BLOCKED = frozenset({ipaddress.IPv6Address("::1")})
+"""Inside a blocked range but not refused: the IPv6 loopback is not an IPv4-compatible address."""
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
@@ -59,6 +91,24 @@ def normalise_address(address: IPAddress) -> IPAddress:
         if address.scope_id:
             return ipaddress.IPv6Address(str(address).split("%", 1)[0])
     return address
+
+
+def embedded_ipv4(address: IPAddress) -> tuple[tuple[ipaddress.IPv4Address, str], ...]:
+    """The IPv4 addresses an IPv6 address carries to be reached at: ``(address, how)`` pairs.
+
+    NAT64 (well-known prefix), 6to4 and Teredo (server and client); nothing for
+    other addresses. (IPv4-mapped addresses are normalised to IPv4 instead.)
+    """
+    if not isinstance(address, ipaddress.IPv6Address):
+        return ()
+    if address in _NAT64:
+        return ((ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), f"NAT64 {_NAT64}"),)
+    if address.sixtofour is not None:
+        return ((address.sixtofour, "6to4 2002::/16"),)
+    if address.teredo is not None:
+        server, client = address.teredo
+        return ((server, "Teredo 2001::/32, its server"), (client, "Teredo 2001::/32, its client"))
+    return ()
 
 
 def parse_address(host: str) -> IPAddress | None:
@@ -108,6 +158,27 @@ def _parse_entry(entry: str) -> tuple[str, str | IPNetwork | None]:
             "(a wildcard may only be '*' or lead as '*.')"
         )
     return "name", name
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Why the deny list refuses an address: its range, and the IPv4 address that put it there."""
+
+    network: IPNetwork
+    why: str
+    carried: ipaddress.IPv4Address | None = None
+    via: str = ""
+
+    def problem(self) -> str:
+        if self.carried is None:
+            return (
+                f"is in the blocked range {self.network} ({self.why}); name that address or range in "
+                f"{SETTING} to allow it"
+            )
+        return (
+            f"embeds {self.carried} ({self.via}) in the blocked range {self.network} ({self.why}); "
+            f"name {self.carried} or a range inside {self.network} in {SETTING} to allow it"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +238,8 @@ class EgressPolicy:
         return f"{SETTING}={shown}"
 
     def name_allowed(self, host: str) -> bool:
-        """True when ``host`` (a name) is allowed by name: any address it resolves to may pass."""
+        """True when ``host`` (a name) is on the allowlist by name: any address it resolves to
+        may pass, but those the deny list refuses (:meth:`address_refusal` still applies)."""
         if not self.restricted or self.any_address:
             return True
         name = normalise_host(host)
@@ -178,33 +250,50 @@ class EgressPolicy:
         return parse_address(host) is not None or self.name_allowed(host) or bool(self.networks)
 
     def blocked_by(self, address: IPAddress) -> tuple[IPNetwork, str] | None:
-        """The deny-list range refusing ``address``, or None (not in it, or explicitly allowed)."""
+        """The deny-list range refusing ``address``, or None (not in it, or explicitly allowed).
+
+        For an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo), the
+        range may be the IPv4 range its IPv4 address is in.
+        """
+        block = self._block(address)
+        return None if block is None else (block.network, block.why)
+
+    def _block(self, address: IPAddress) -> _Block | None:
         address = normalise_address(address)
+        block = self._listed_block(address)
+        if block is not None:
+            return block
+        for carried, via in embedded_ipv4(address):
+            inner = self._listed_block(carried)
+            if inner is not None:
+                return _Block(inner.network, inner.why, carried, via)
+        return None
+
+    def _listed_block(self, address: IPAddress) -> _Block | None:
+        if address in _NOT_BLOCKED:
+            return None
         for network, why in BLOCKED_NETWORKS:
             if address.version == network.version and address in network:
                 explicit = any(
                     entry.version == network.version and address in entry and entry.subnet_of(network)  # type: ignore[arg-type]
                     for entry in self.networks
                 )
-                return None if explicit else (network, why)
+                return None if explicit else _Block(network, why)
         return None
 
     def address_refusal(self, address: IPAddress, *, by_name: bool = False) -> str | None:
         """Why ``address`` is refused, or None when allowed.
 
-        ``by_name``: the host name it was resolved from is on the allowlist.
+        ``by_name``: the host name it was resolved from is on the allowlist (the
+        deny list applies all the same).
         """
         problem = self._address_problem(address, by_name=by_name)
         return None if problem is None else f"{normalise_address(address)} {problem}"
 
     def _address_problem(self, address: IPAddress, *, by_name: bool) -> str | None:
-        blocked = self.blocked_by(address)
-        if blocked is not None:
-            network, why = blocked
-            return (
-                f"is in the blocked range {network} ({why}); name that address or range in "
-                f"{SETTING} to allow it"
-            )
+        block = self._block(address)
+        if block is not None:
+            return block.problem()
         if by_name or not self.restricted or self.any_address:
             return None
         address = normalise_address(address)
@@ -216,7 +305,8 @@ class EgressPolicy:
         """Why connecting to ``host`` (resolved to ``addresses``) is refused, or None.
 
         An IP literal is judged as an address. A name passes when every address
-        it resolves to passes (by name when the name is on the allowlist).
+        it resolves to passes: each must be off the deny list, and, unless the
+        name itself is on the allowlist, on the allowlist as an address.
         """
         literal = parse_address(host)
         if literal is not None:
@@ -239,6 +329,7 @@ __all__ = [
     "EgressPolicy",
     "IPAddress",
     "IPNetwork",
+    "embedded_ipv4",
     "normalise_address",
     "normalise_host",
     "parse_address",

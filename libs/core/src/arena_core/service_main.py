@@ -7,14 +7,23 @@ are imported, see :mod:`arena_core.telemetry`), settings from the ``ARENA_*`` en
 serve until SIGTERM or Ctrl-C. They live here, not in the service packages, because importing a
 service package imports a2a-sdk, which must come after telemetry. Bad options or settings print one
 line on stderr and exit non-zero; never a traceback.
+
+SIGTERM (what Kubernetes and Compose send) is a graceful stop: the server gives the work in
+flight ``ARENA_SHUTDOWN_GRACE_S`` (see :func:`arena_core.http_server.run_app`), and the process
+then exits 0. A SIGTERM while the service is still starting exits 0 at once: in a container the
+process is often PID 1, which the kernel never kills for a signal it has no handler for, so
+without one a pod being stopped during start-up would wait for SIGKILL. Ctrl-C exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import NoReturn
 
 from arena_core.errors import ArenaError
@@ -44,6 +53,12 @@ def _port(raw: str) -> int:
     return port
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM outside the server's own handling (starting up, or re-raised by uvicorn once it has
+    stopped gracefully): a requested stop, so exit 0."""
+    raise SystemExit(0)
+
+
 def _fail(prog: str, message: str, code: int) -> NoReturn:
     print(f"{prog}: error: {message}", file=sys.stderr)  # noqa: T201
     raise SystemExit(code)
@@ -71,6 +86,8 @@ def run_service(
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (0.0.0.0 for all interfaces)")
     parser.add_argument("--port", type=_port, default=default_port, help=f"port (default {default_port})")
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         from arena_core.telemetry import configure_telemetry
 

@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
+from arena_core.http_auth import ApiTokens, parse_tokens
 
 EMBEDDED_MODEL_ID = "llamacpp:smollm2-135m-instruct"
 """The any-llm id both sides use when no hosted model is configured."""
@@ -112,6 +113,11 @@ class ArenaSettings(BaseSettings):
     # Hosts, *.domains, IPs and CIDRs the attacker may connect to (and campaign attacker URLs
     # the orchestrator may); unset: any address but the built-in deny list (egress_policy.py).
     target_allowlist: str | None = Field(default=None, max_length=10_000)
+    # Requests per second the attacker sends to one target origin (scheme://host:port), shared by
+    # all attacker replicas of one Redis; 0: unlimited. Bursts of up to target_rate_burst
+    # (arena_core/rate_limit.py).
+    target_rate_limit: float = Field(default=10.0, ge=0, le=10_000)
+    target_rate_burst: int = Field(default=10, ge=1, le=10_000)
 
     # Limits on what crosses the HTTP boundary (arena_core/http_limits.py). The request body
     # limit applies to the agents and the orchestrator API; the message limits to each message
@@ -119,6 +125,16 @@ class ArenaSettings(BaseSettings):
     max_request_bytes: int = Field(default=1_000_000, ge=1_024, le=100_000_000)
     max_message_parts: int = Field(default=16, ge=1, le=1_000)
     max_message_text_bytes: int = Field(default=32_000, ge=1_000, le=10_000_000)
+
+    # Inbound authentication (arena_core/http_auth.py): bearer tokens, comma-separated, that the
+    # agents' A2A endpoints and the orchestrator API accept; read tokens allow GET and HEAD only.
+    # Unset: no token is asked for. Cards, /healthz and /readyz stay public.
+    api_tokens: SecretStr | None = Field(default=None, repr=False)
+    api_read_tokens: SecretStr | None = Field(default=None, repr=False)
+    # Outbound: the token sent to the built-in attacker (ARENA_ATTACKER_URL) by the orchestrator and
+    # the CLI, and to the orchestrator by the CLI. Unset: the first of ARENA_API_TOKENS.
+    attacker_token: SecretStr | None = Field(default=None, repr=False)
+    orchestrator_token: SecretStr | None = Field(default=None, repr=False)
 
     # The embedded model server (`arena serve model`).
     model_engine: Literal["llama", "scripted"] = "llama"
@@ -142,6 +158,11 @@ class ArenaSettings(BaseSettings):
     orchestrator_max_campaign_matches: int = Field(default=100_000, ge=1, le=10_000_000)
     orchestrator_max_spec_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
     campaign_ttl_s: float = Field(default=30 * 86_400.0, gt=0)
+
+    # Shutdown on SIGTERM (every service): how long in-flight work (requests, and the orchestrator's
+    # matches) may still take; then it is cut, or handed back to the queue. Keep it below the pod's
+    # terminationGracePeriodSeconds (the chart uses at least this + 5) and Compose's stop_grace_period.
+    shutdown_grace_s: float = Field(default=25.0, ge=0, le=3600)
 
     # Observability. OTEL_* variables configure OpenTelemetry itself (see observability/README.md).
     jaeger_url: str | None = None
@@ -168,6 +189,10 @@ class ArenaSettings(BaseSettings):
         "model_gguf",
         "model_scripted_rules",
         "target_allowlist",
+        "api_tokens",
+        "api_read_tokens",
+        "attacker_token",
+        "orchestrator_token",
         mode="before",
     )
     @classmethod
@@ -190,6 +215,36 @@ class ArenaSettings(BaseSettings):
         if value is not None:
             EgressPolicy.parse(value)  # raises ValueError naming each bad entry
         return value
+
+    @field_validator("api_tokens", "api_read_tokens")
+    @classmethod
+    def _valid_token_list(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_tokens(value.get_secret_value())  # raises ValueError naming the bad position
+        return value
+
+    @field_validator("attacker_token", "orchestrator_token")
+    @classmethod
+    def _valid_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(parse_tokens(value.get_secret_value())) != 1:
+            msg = "must be one token (a comma-separated list is for ARENA_API_TOKENS)"
+            raise ValueError(msg)
+        return value
+
+    def accepted_tokens(self) -> ApiTokens:
+        """The tokens this service accepts (``ARENA_API_TOKENS``, ``ARENA_API_READ_TOKENS``)."""
+        return ApiTokens.of(
+            parse_tokens(self.api_tokens.get_secret_value() if self.api_tokens else None),
+            parse_tokens(self.api_read_tokens.get_secret_value() if self.api_read_tokens else None),
+        )
+
+    def outbound_token(self, to: Literal["attacker", "orchestrator"]) -> str | None:
+        """The token to send to the built-in attacker or the orchestrator; None to send none."""
+        own = self.attacker_token if to == "attacker" else self.orchestrator_token
+        if own is not None:
+            return own.get_secret_value().strip()
+        shared = parse_tokens(self.api_tokens.get_secret_value() if self.api_tokens else None)
+        return shared[0] if shared else None
 
     def target_policy(self) -> EgressPolicy:
         """The parsed ``ARENA_TARGET_ALLOWLIST``: where targets may be reached."""

@@ -15,6 +15,7 @@ from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.http_limits import RequestLimits
 from arena_core.model_probe import model_readiness
+from arena_core.rate_limit import create_target_rate_limiter
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
 
@@ -71,10 +72,18 @@ def create_attacker_app(
     ``target_http`` overrides how targets are reached (tests route it to an
     in-process defender); by default each match opens its own connection,
     guarded by ``ARENA_TARGET_ALLOWLIST``. ``target_guard`` replaces that guard
-    (and applies to ``target_http`` too).
+    (and applies to ``target_http`` too). Requests to targets are rate limited per
+    origin (``ARENA_TARGET_RATE_LIMIT``), shared by all replicas through Redis when
+    ``ARENA_REDIS_URL`` is set.
     """
-    runner = MatchRunner(settings, model_factory=model_factory, http=target_http, guard=target_guard)
-    card = build_agent_card(attacker_card_spec(), public_url, v03_compat=settings.card_v03_compat)
+    rate_limiter = create_target_rate_limiter(settings)
+    runner = MatchRunner(
+        settings, model_factory=model_factory, http=target_http, guard=target_guard, rate_limiter=rate_limiter
+    )
+    tokens = settings.accepted_tokens()
+    card = build_agent_card(
+        attacker_card_spec(), public_url, v03_compat=settings.card_v03_compat, bearer_auth=tokens.enabled
+    )
     state = create_state_backend(settings)
     return build_agent_app(
         card,
@@ -83,8 +92,9 @@ def create_attacker_app(
         task_store=state.task_store,
         event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
-        on_shutdown=[state.close],
+        on_shutdown=[state.close, rate_limiter.close],
         limits=RequestLimits.from_settings(settings),
+        tokens=tokens,
     )
 
 

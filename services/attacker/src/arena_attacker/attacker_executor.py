@@ -7,10 +7,18 @@ Input: a message whose DataPart (or text part holding JSON) is a
 :class:`~arena_core.match_models.MatchResult` as the ``match-result`` artifact
 and ends ``completed``, or ``failed`` when the match ended in error. Invalid
 input fails the task at once with a message saying what was wrong.
+
+While a match runs, the task also gets a bare ``working`` status every
+:data:`HEARTBEAT_S` seconds: a client following the task by polling (its stream
+broke, e.g. the replica serving it died) sees the status timestamp move while
+the match lives, and a task whose attacker was killed stops moving
+(:data:`arena_core.a2a.attacker_client.STALL_LIMIT_S`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -36,6 +44,7 @@ from arena_core.match_models import (
 logger = logging.getLogger(__name__)
 
 MAX_REQUEST_CHARS = 64_000
+HEARTBEAT_S = 10.0
 
 
 def parse_match_request(message: Message) -> MatchRequest:
@@ -130,12 +139,16 @@ class AttackerExecutor(AgentExecutor):
                 ),
             )
 
+        heartbeat = asyncio.create_task(_heartbeat(updater), name=f"heartbeat-{task_id}")
         try:
             result = await self._runner.run(request, on_turn=on_turn)
         except ArenaError as exc:
             # Configuration problems found late, e.g. no API key for the attacker model.
+            await _stop(heartbeat)
             await updater.failed(_text(updater, exc.message, exc.kind))
             return
+        finally:
+            await _stop(heartbeat)
         await updater.add_artifact(
             [new_data_part(result.model_dump(mode="json"), media_type=MATCH_RESULT_MEDIA_TYPE)],
             name="match-result",
@@ -151,6 +164,22 @@ class AttackerExecutor(AgentExecutor):
         if task_id is None or context_id is None:
             return
         await TaskUpdater(event_queue, task_id, context_id).cancel()
+
+
+async def _heartbeat(updater: TaskUpdater) -> None:
+    """A bare ``working`` status every HEARTBEAT_S seconds, so pollers see the match is alive."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        try:
+            await updater.update_status(TaskState.TASK_STATE_WORKING)
+        except RuntimeError:  # the task reached a terminal state meanwhile
+            return
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _text(updater: TaskUpdater, text: str, error_kind: str | None) -> Message:

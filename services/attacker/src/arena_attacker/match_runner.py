@@ -19,6 +19,13 @@ Targets are reached only through the egress guard built from
 ``ARENA_TARGET_ALLOWLIST`` (``settings.target_policy()``): a target, an
 interface in its card or a redirect outside it ends the match as an error of
 kind ``target_not_allowed`` before anything connects to it.
+
+Every request to a target takes a slot of the runner's rate limiter first
+(``ARENA_TARGET_RATE_LIMIT`` per target origin; shared by all attacker replicas
+when the app passes a Redis-backed one). A request that cannot have a slot
+before its deadline (``ARENA_TARGET_TIMEOUT_S``, or the end of the match when
+sooner), or a target that keeps answering 429, ends the match as an error of
+kind ``rate_limited``, which the orchestrator tries again later.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from arena_core.errors import (
 from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
+from arena_core.rate_limit import LocalRateLimiter, RateLimit, RateLimiter, deadline_scope
 from arena_core.settings import ArenaSettings, Side
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_match
@@ -66,11 +74,14 @@ class MatchRunner:
         judge_model_factory: ModelFactory | None = None,
         http: httpx.AsyncClient | None = None,
         guard: EgressGuard | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         """``http`` routes target traffic (tests); then only a ``guard`` given here is applied.
 
         Without ``http`` each match opens its own client guarded by ``guard``, by
-        default the settings' ``ARENA_TARGET_ALLOWLIST``.
+        default the settings' ``ARENA_TARGET_ALLOWLIST``. ``rate_limiter`` limits the
+        requests of every match of this runner (``http`` or not), by default an
+        in-process limiter from ``ARENA_TARGET_RATE_LIMIT``/``ARENA_TARGET_RATE_BURST``.
         """
         self._settings = settings
         self._guard = (
@@ -80,6 +91,12 @@ class MatchRunner:
         self._model_factory = model_factory or (lambda: self._model("attacker"))
         self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
         self._http = http
+        self._rate_limiter = rate_limiter or LocalRateLimiter(RateLimit.from_settings(settings))
+
+    @property
+    def rate_limiter(self) -> RateLimiter:
+        """The limiter every request to a target passes."""
+        return self._rate_limiter
 
     def _model(self, side: Side) -> ChatModel:
         # Built on first use and reused: provider clients are not cheap.
@@ -167,16 +184,19 @@ class MatchRunner:
         refusal: str | None = None
         try:
             async with asyncio.timeout(self._settings.match_timeout_s):
-                target = await connect_target(
-                    request.target,
-                    timeout_s=self._settings.target_timeout_s,
-                    http=self._http,
-                    headers=headers,
-                    guard=self._guard,
-                )
-                session = MatchSession(request, target, judge, on_turn=on_turn)
-                with contextlib.suppress(MatchOver):
-                    await strategy.play(session)
+                # No rate-limit wait may outlast the match: such a request fails as rate_limited.
+                with deadline_scope(time.monotonic() + self._settings.match_timeout_s):
+                    target = await connect_target(
+                        request.target,
+                        timeout_s=self._settings.target_timeout_s,
+                        http=self._http,
+                        headers=headers,
+                        guard=self._guard,
+                        limiter=self._rate_limiter,
+                    )
+                    session = MatchSession(request, target, judge, on_turn=on_turn)
+                    with contextlib.suppress(MatchOver):
+                        await strategy.play(session)
         except AttackerRefused as exc:
             refusal = exc.text
         except ArenaError as exc:

@@ -84,7 +84,13 @@ def create_defender_app(
         profile=profile.name,
         guard=profile.guard,
     )
-    card = build_agent_card(defender_card_spec(settings), public_url, v03_compat=settings.card_v03_compat)
+    tokens = settings.accepted_tokens()
+    card = build_agent_card(
+        defender_card_spec(settings),
+        public_url,
+        v03_compat=settings.card_v03_compat,
+        bearer_auth=tokens.enabled,
+    )
     return build_agent_app(
         card,
         executor,
@@ -94,6 +100,7 @@ def create_defender_app(
         task_idle_timeout_s=settings.task_idle_timeout_s,
         on_shutdown=[state.close],
         limits=RequestLimits.from_settings(settings),
+        tokens=tokens,
     )
 
 

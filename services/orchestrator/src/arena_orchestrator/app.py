@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ArenaError
+from arena_core.http_auth import BearerAuth
 from arena_core.http_limits import BodySizeLimit
 from arena_core.redis_state import RedisClients, RedisConfig, redacted
 from arena_core.settings import ArenaSettings
@@ -42,6 +43,11 @@ from arena_orchestrator.worker import CampaignWorker, WorkerConfig
 
 VERSION = "0.1.0"
 QUEUE_DEPTH_INTERVAL_S = 5.0
+PUBLIC_PATHS = frozenset(
+    {"/healthz", "/readyz", "/", "/dashboard", "/dashboard/", "/favicon.ico", "/openapi.json", "/docs"}
+)
+"""Open without a token when ``ARENA_API_TOKENS`` is set: probes, dashboard files, API description."""
+PUBLIC_PREFIXES = ("/dashboard/static/",)
 logger = logging.getLogger(__name__)
 
 
@@ -69,6 +75,7 @@ def worker_config(settings: ArenaSettings) -> WorkerConfig:
         match_attempts=settings.orchestrator_match_attempts,
         retry_backoff_s=settings.orchestrator_retry_backoff_s,
         block_ms=min(settings.redis_block_ms, 1000),
+        shutdown_grace_s=settings.shutdown_grace_s,
     )
 
 
@@ -98,7 +105,7 @@ async def _watch_queue_depth(queue: MatchQueue) -> None:
             await asyncio.sleep(QUEUE_DEPTH_INTERVAL_S)
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
+def _openapi(app: FastAPI, *, bearer_auth: bool) -> dict[str, Any]:
     if app.openapi_schema:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
@@ -112,6 +119,15 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for name, definition in generated.pop("$defs", {}).items():
             components.setdefault(name, definition)
         components.setdefault(model.__name__, generated)
+    if bearer_auth:
+        schema["components"]["securitySchemes"] = {
+            "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "A token of ARENA_API_TOKENS (GET and HEAD: or of ARENA_API_READ_TOKENS).",
+            }
+        }
+        schema["security"] = [{"bearer": []}]
     app.openapi_schema = schema
     return schema
 
@@ -134,7 +150,10 @@ def create_orchestrator_app(
     guard = EgressGuard(settings.target_policy()) if http is None else None
     worker = CampaignWorker(
         service,
-        player or RemoteAttackerPlayer(settings.attacker_url, http=http, guard=guard),
+        player
+        or RemoteAttackerPlayer(
+            settings.attacker_url, http=http, guard=guard, token=settings.outbound_token("attacker")
+        ),
         worker_config(settings),
     )
 
@@ -150,7 +169,7 @@ def create_orchestrator_app(
             yield
         finally:
             depth_task.cancel()
-            worker.stop()
+            worker.stop(hand_back=True)
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
             await queue.close()
@@ -212,15 +231,35 @@ def create_orchestrator_app(
 
     app.include_router(build_api_router(service, max_spec_bytes=settings.orchestrator_max_spec_bytes))
     app.router.routes.extend(dashboard_routes())
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    tokens = settings.accepted_tokens()
+    app.openapi = lambda: _openapi(app, bearer_auth=tokens.enabled)  # type: ignore[method-assign]
     # A body over ARENA_MAX_REQUEST_BYTES gets 413 before the API reads it; a spec is also held
     # to ARENA_ORCHESTRATOR_MAX_SPEC_BYTES (413 from the API), so the smaller limit applies to specs.
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_request_bytes,
-        error_body=lambda message: {"error": {"kind": "too_large", "message": message, "problems": []}},
+        error_body_for=_limit_error_body,
     )
+    if tokens.enabled:
+        # Outside the size limit: a request without a valid token is refused before its body is read.
+        app.add_middleware(
+            BearerAuth,
+            tokens=tokens,
+            public_paths=PUBLIC_PATHS,
+            public_prefixes=PUBLIC_PREFIXES,
+            error_body=_auth_error_body,
+        )
     return app
+
+
+def _limit_error_body(message: str, status: int) -> dict[str, Any]:
+    kind = {400: "bad_request", 408: "request_timeout"}.get(status, "too_large")
+    return {"error": {"kind": kind, "message": message, "problems": []}}
+
+
+def _auth_error_body(status: int, message: str) -> dict[str, Any]:
+    kind = "unauthorized" if status == 401 else "forbidden"
+    return {"error": {"kind": kind, "message": message, "problems": []}}
 
 
 __all__ = ["VERSION", "create_backend", "create_orchestrator_app", "create_service", "worker_config"]

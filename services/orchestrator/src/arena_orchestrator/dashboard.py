@@ -13,6 +13,15 @@ Routes (mounted by the app next to the API):
 * ``GET /dashboard/static/{dashboard.js,dashboard.css,favicon.svg}``: its assets.
 
 Redirects are relative, so the dashboard also works behind a path prefix.
+
+With ``ARENA_API_TOKENS`` set, these routes stay public (they hold no data) and
+the page asks for a token when the API answers 401. The token is kept in the
+tab's ``sessionStorage`` only (never ``localStorage``, a cookie or the URL) and
+sent as ``Authorization: Bearer`` on the page's ``fetch`` calls. Report links
+cannot carry that header, so with a token the page fetches a report itself and
+saves it through a ``blob:`` URL and ``<a download>``. The policy needs no
+``blob:`` source for that: a download is a navigation, and CSP fetch directives
+(``default-src``, ``connect-src``...) do not govern navigations.
 """
 
 from __future__ import annotations

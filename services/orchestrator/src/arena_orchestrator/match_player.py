@@ -38,7 +38,8 @@ class RemoteAttackerPlayer:
     (``ARENA_ATTACKER_URL``); attackers with a URL are asked directly. Those
     URLs come from the campaign (user input), so they pass ``guard``
     (``ARENA_TARGET_ALLOWLIST``) when one is given; the operator's own
-    ``ARENA_ATTACKER_URL`` does not.
+    ``ARENA_ATTACKER_URL`` does not. ``token`` (``ARENA_ATTACKER_TOKEN``) goes to
+    the operator's attacker only, never to a campaign's URL.
     """
 
     def __init__(
@@ -47,10 +48,12 @@ class RemoteAttackerPlayer:
         *,
         http: httpx.AsyncClient | None = None,
         guard: EgressGuard | None = None,
+        token: str | None = None,
     ) -> None:
         self._default = default_attacker_url
         self._http = http
         self._guard = guard
+        self._token = token
 
     async def play(self, job: MatchJob) -> MatchResult:
         url = job.attacker_url or self._default
@@ -62,6 +65,7 @@ class RemoteAttackerPlayer:
             http=self._http,
             timeout_s=job.timeout_s + _REMOTE_TIMEOUT_MARGIN_S,
             guard=self._guard if job.attacker_url else None,
+            token=None if job.attacker_url else self._token,
         )
 
 

@@ -6,11 +6,19 @@ delivery stays pending until acknowledged; the worker acknowledges only after
 the match's record is stored. Deliveries a dead worker held are reclaimed by
 another after the visibility timeout, so a match may be delivered more than
 once, and the idempotent record makes it count once.
+
+A worker shutting down gracefully does not leave its deliveries to that
+timeout: it hands them back (:meth:`MatchQueue.hand_back`), which queues the
+match again at once and acknowledges the old delivery in one step, so another
+worker takes it straight away. A match handed back in the middle of a try
+carries that in ``handbacks``: the worker does not charge such tries to the
+match's attempts (a shutdown is not a failure of the match).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +32,8 @@ class QueuedMatch:
     campaign_id: str
     index: int
     trace_context: dict[str, str] = field(default_factory=dict)
+    handbacks: int = 0
+    """Tries of this match that stopping workers cut short and handed back: not charged as attempts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +42,14 @@ class Delivery:
 
     delivery_id: str
     match: QueuedMatch
+
+
+@dataclass(frozen=True, slots=True)
+class HandBack:
+    """A delivery a stopping worker gives back; ``interrupted``: a try of it was cut short."""
+
+    delivery: Delivery
+    interrupted: bool = False
 
 
 class MatchQueue(Protocol):
@@ -60,6 +78,13 @@ class MatchQueue(Protocol):
 
     async def ack(self, delivery_ids: Sequence[str]) -> None:
         """Done with these deliveries: they are never delivered again."""
+        ...
+
+    async def hand_back(self, consumer: str, items: Sequence[HandBack]) -> int:
+        """Queue these matches again for any worker, now, and acknowledge their deliveries, each
+        in one atomic step; an interrupted one counts one more hand-back. Deliveries ``consumer``
+        no longer holds (acknowledged, or taken over by another worker) are skipped. Returns how
+        many were handed back."""
         ...
 
     async def depth(self) -> int:
@@ -109,6 +134,18 @@ class MemoryMatchQueue:
     async def ack(self, delivery_ids: Sequence[str]) -> None:
         self._pending.difference_update(delivery_ids)
 
+    async def hand_back(self, consumer: str, items: Sequence[HandBack]) -> int:
+        handed = 0
+        for item in items:
+            old = item.delivery
+            if old.delivery_id not in self._pending:
+                continue
+            self._pending.discard(old.delivery_id)
+            match = dataclasses.replace(old.match, handbacks=old.match.handbacks + int(item.interrupted))
+            await self.enqueue([match])
+            handed += 1
+        return handed
+
     async def depth(self) -> int:
         return len(self._pending)
 
@@ -116,4 +153,4 @@ class MemoryMatchQueue:
         return None
 
 
-__all__ = ["Delivery", "MatchQueue", "MemoryMatchQueue", "QueuedMatch"]
+__all__ = ["Delivery", "HandBack", "MatchQueue", "MemoryMatchQueue", "QueuedMatch"]

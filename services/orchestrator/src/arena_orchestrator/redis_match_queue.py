@@ -8,6 +8,14 @@
 * ``reclaim``: ``XAUTOCLAIM`` of entries idle longer than the visibility
   timeout: their worker stopped sending keep-alives (it died).
 * ``ack``: ``XACK`` + ``XDEL`` (acknowledged entries are not kept).
+* ``hand_back``: one script per batch that, for each entry the consumer still owns,
+  adds a copy (``XADD``, with ``h``, the hand-back count, raised when a try was cut
+  short) and acknowledges and deletes the old one (``XACK`` + ``XDEL``): a worker
+  blocked in ``XREADGROUP`` gets the copy at once, and no crash in between can lose
+  the match or leave two entries of it.
+
+Entry fields: ``c`` campaign id, ``i`` match index, ``t`` trace context (JSON),
+``h`` hand-backs (absent: 0).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from redis.exceptions import ResponseError
 from arena_core.redis_state import RedisClients
 from arena_core.redis_state.connection import arena_errors
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
-from arena_orchestrator.match_queue import Delivery, QueuedMatch
+from arena_orchestrator.match_queue import Delivery, HandBack, QueuedMatch
 
 _MAX_RECLAIM_SCANS = 100
 
@@ -40,6 +48,40 @@ end
 return 1
 """
 
+# KEYS: 1 stream. ARGV: 1 group, 2 consumer, then pairs (entry id, 1 if a try was cut short else 0).
+# Re-queues each entry this consumer still owns as a new entry (same fields, ``h`` raised by the
+# flag) and acknowledges and deletes the old one, in one step. Returns how many were handed back.
+HAND_BACK = """
+local handed = 0
+for i = 3, #ARGV, 2 do
+  local id = ARGV[i]
+  local pending = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+  if #pending > 0 then
+    local entries = redis.call('XRANGE', KEYS[1], id, id)
+    if #entries > 0 then
+      local fields = entries[1][2]
+      local copy = {}
+      local handbacks = 0
+      for j = 1, #fields, 2 do
+        if fields[j] == 'h' then
+          handbacks = tonumber(fields[j + 1]) or 0
+        else
+          copy[#copy + 1] = fields[j]
+          copy[#copy + 1] = fields[j + 1]
+        end
+      end
+      copy[#copy + 1] = 'h'
+      copy[#copy + 1] = tostring(handbacks + tonumber(ARGV[i + 1]))
+      redis.call('XADD', KEYS[1], '*', unpack(copy))
+      handed = handed + 1
+    end
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    redis.call('XDEL', KEYS[1], id)
+  end
+end
+return handed
+"""
+
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
@@ -53,6 +95,7 @@ def _delivery(entry_id: Any, fields: dict[Any, Any]) -> Delivery | None:
             campaign_id=values["c"],
             index=int(values["i"]),
             trace_context={str(k): str(v) for k, v in context.items()} if isinstance(context, dict) else {},
+            handbacks=max(0, int(values.get("h", "0"))),
         )
     except (KeyError, ValueError):
         return None
@@ -67,6 +110,7 @@ class RedisMatchQueue:
         self._stream = clients.keys.match_queue
         self._group_ready = False
         self._keep_alive = clients.commands.register_script(KEEP_ALIVE)
+        self._hand_back = clients.commands.register_script(HAND_BACK)
 
     async def _ensure_group(self) -> None:
         if self._group_ready:
@@ -172,6 +216,16 @@ class RedisMatchQueue:
             pipe.xack(self._stream, MATCH_QUEUE_GROUP, *delivery_ids)
             pipe.xdel(self._stream, *delivery_ids)
             await pipe.execute()
+
+    async def hand_back(self, consumer: str, items: Sequence[HandBack]) -> int:
+        if not items:
+            return 0
+        await self._ensure_group()
+        args: list[str] = [MATCH_QUEUE_GROUP, consumer]
+        for item in items:
+            args += [item.delivery.delivery_id, "1" if item.interrupted else "0"]
+        async with arena_errors("handing matches back to the queue"):
+            return int(await self._hand_back(keys=[self._stream], args=args))
 
     async def depth(self) -> int:
         async with arena_errors("measuring the match queue"):

@@ -21,9 +21,20 @@ submitter died. Each try counts in the store, across workers: a match whose
 workers keep dying, or whose player keeps failing, ends as an error after
 ``match_attempts``. Two deliveries of one match (a reclaim racing a slow
 worker) never play at once: the second waits on the first's lease and then
-finds its record. On shutdown the worker stops taking work, gives running
-matches ``shutdown_grace_s`` to finish, then abandons the rest
-unacknowledged, so another replica (or this one, restarted) plays them again.
+finds its record.
+
+Stopping (:meth:`CampaignWorker.stop`, :meth:`CampaignWorker.shutdown`): the
+worker takes no new match and starts no new try; running matches get
+``shutdown_grace_s`` (from the stop) to finish and be recorded, their deliveries
+and leases still renewed. A graceful stop (``hand_back=True``: SIGTERM) then
+hands every match it cannot finish back to the queue, so another replica takes
+it at once: matches it received but never started, matches waiting for a lease
+or between tries at once, and those still running when the grace is over. A
+try cut short by the shutdown is not charged to the match's attempts (the
+queue entry counts it in ``handbacks``); a try that failed before stays
+charged. A plain stop leaves those deliveries unacknowledged instead, as a
+crashed worker would: another replica (or this one, restarted) takes them over
+after the visibility timeout, the interrupted try counted.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ import json
 import logging
 import os
 import socket
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -53,12 +65,12 @@ from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_store import SlotRequest
 from arena_orchestrator.expansion import defender_caps, job_for
 from arena_orchestrator.match_player import MatchPlayer, error_result
-from arena_orchestrator.match_queue import Delivery
+from arena_orchestrator.match_queue import Delivery, HandBack
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_RESULT_KINDS = frozenset(
-    {"target_unreachable", "target_unavailable", "model_unavailable", "state_unavailable"}
+    {"target_unreachable", "target_unavailable", "model_unavailable", "state_unavailable", "rate_limited"}
 )
 """Error kinds in a result that say the infrastructure failed, not the match: worth another try."""
 
@@ -75,7 +87,8 @@ class WorkerConfig:
     match_attempts: int = 3
     retry_backoff_s: float = 2.0
     block_ms: int = 1000
-    shutdown_grace_s: float = 10.0
+    shutdown_grace_s: float = 25.0
+    """After a stop, how long running matches may still take to finish (``ARENA_SHUTDOWN_GRACE_S``)."""
 
     @property
     def keep_alive_s(self) -> float:
@@ -98,6 +111,13 @@ class _Running:
     leased: bool = False
     """True once this delivery holds the match's leases: only then does the keep-alive renew them
     (a delivery waiting on another's lease must not keep a dead worker's lease alive)."""
+    in_try: bool = False
+    """A try is under way (counted by ``mark_running``, not yet failed): cutting it short at
+    shutdown must not charge it to the match."""
+
+
+class _Stopping(Exception):  # noqa: N818 - a signal within the worker, not an error
+    """Raised where a match waits (for a lease, between tries) once the worker is stopping."""
 
 
 class CampaignWorker:
@@ -122,23 +142,54 @@ class CampaignWorker:
         self._stopping = asyncio.Event()
         self._slots_free = asyncio.Event()
         self._next_reclaim = 0.0
+        self._hand_back = False
+        self._stop_deadline: float | None = None
+        self._wake_keep_alive = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._started = False
+        self._finished = asyncio.Event()
 
     @property
     def active(self) -> int:
         """Matches held right now."""
         return len(self._running)
 
-    def stop(self) -> None:
-        """Stop taking new matches; :meth:`run` then drains and returns."""
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` or :meth:`shutdown` was called."""
+        return self._stopping.is_set()
+
+    def stop(self, *, hand_back: bool = False) -> None:
+        """Stop taking new matches; :meth:`run` then drains and returns (see the module doc).
+
+        Running matches get ``shutdown_grace_s`` from the first call to finish. With
+        ``hand_back`` (a graceful shutdown) the matches this worker cannot finish go back to the
+        queue for another worker at once, an interrupted try uncharged; without it they are
+        left unacknowledged, as a crashed worker leaves them. A later call may turn
+        ``hand_back`` on, never off. Idempotent.
+        """
+        self._hand_back = self._hand_back or hand_back
+        if self._stop_deadline is None:
+            self._stop_deadline = time.monotonic() + self._config.shutdown_grace_s
         self._stopping.set()
         self._slots_free.set()
+        self._wake_keep_alive.set()  # a pass now: stops the matches of a campaign canceled just before
+
+    async def shutdown(self) -> None:
+        """Stop gracefully (``stop(hand_back=True)``) and wait until :meth:`run` has drained.
+
+        Returns at once when the worker never ran. Takes ``shutdown_grace_s`` at most, plus
+        the time to hand matches back and to cancel the attackers' tasks of those cut short.
+        """
+        self.stop(hand_back=True)
+        if self._started:
+            await self._finished.wait()
 
     async def run(self) -> None:
         """Take and play matches until stopped; then drain (see the module doc)."""
-        background = [
-            asyncio.create_task(self._keep_alive_loop(), name="keep-alive"),
-            asyncio.create_task(self._maintenance_loop(), name="maintenance"),
-        ]
+        self._started = True
+        keep_alive = asyncio.create_task(self._keep_alive_loop(), name="keep-alive")
+        maintenance = asyncio.create_task(self._maintenance_loop(), name="maintenance")
         try:
             while not self._stopping.is_set():
                 free = self._config.concurrency - len(self._running)
@@ -152,19 +203,22 @@ class CampaignWorker:
                     logger.warning("match queue unavailable: %s", exc)
                     await self._pause(1.0)
                     continue
+                if self._stopping.is_set():
+                    # Received while stopping (the read was already waiting): not started.
+                    await self._give_back([HandBack(d) for d in deliveries])
+                    break
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
-            # The loops end by themselves once stopping; cancelling hurries a pass along.
-            # (Python 3.11 can lose a cancel inside redis-py's wait_for: hence the retries.)
-            pending = set(background)
-            for _ in range(50):
-                for task in pending:
-                    task.cancel()
-                _, pending = await asyncio.wait(pending, timeout=0.2)
-                if not pending:
-                    break
-            await self._drain()
+            self.stop()  # also when run() itself was cancelled: the same grace applies
+            try:
+                await _cancel_loops({maintenance})
+                # Running matches keep their deliveries and leases renewed while they finish.
+                await self._drain()
+            finally:
+                self._drained.set()
+                await _cancel_loops({keep_alive})
+                self._finished.set()
 
     async def _take(self, free: int) -> list[Delivery]:
         # Reclaiming happens here, not in a loop of its own, so that the worker never
@@ -186,21 +240,52 @@ class CampaignWorker:
         return max(0.5, self._config.visibility_timeout_s / 2)
 
     def _start(self, delivery: Delivery) -> None:
-        if delivery.delivery_id in self._running or self._stopping.is_set():
-            # Stopping: left pending, so another replica (or this one, restarted) takes it.
+        if delivery.delivery_id in self._running:
             return
         running = _Running(delivery)
         self._running[delivery.delivery_id] = running
         running.task = asyncio.create_task(self._handle(running), name=f"match-{delivery.delivery_id}")
 
     async def _drain(self) -> None:
-        tasks = [r.task for r in self._running.values() if r.task is not None]
-        if not tasks:
+        """Give running matches the rest of the grace; hand back (or abandon) what is left."""
+        held = [r for r in self._running.values() if r.task is not None]
+        if not held:
             return
-        _, pending = await asyncio.wait(tasks, timeout=self._config.shutdown_grace_s)
+        deadline = self._stop_deadline if self._stop_deadline is not None else time.monotonic()
+        remaining = max(0.0, deadline - time.monotonic())
+        logger.info("stopping: %d match(es) running get %.1f s to finish", len(held), remaining)
+        _, pending = await asyncio.wait([r.task for r in held if r.task is not None], timeout=remaining)
+        if not pending:
+            return
+        cut = [r for r in held if r.task in pending]
+        # Handed back before the plays are cancelled: cancelling waits for the attackers to
+        # confirm, and the process may be killed meanwhile. A delivery recorded in between is
+        # harmless (the copy finds its record); one handed back waits on this worker's lease
+        # until the cancelled play releases it, so a match never plays twice at once.
+        await self._give_back([HandBack(r.delivery, interrupted=r.in_try) for r in cut])
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _give_back(self, items: list[HandBack]) -> None:
+        """Hand deliveries back to the queue when stopping gracefully; else leave them pending."""
+        if not items:
+            return
+        if not self._hand_back:
+            logger.info(
+                "stopping: %d match(es) left to be taken over after the visibility timeout", len(items)
+            )
+            return
+        try:
+            handed = await self._queue.hand_back(self.name, items)
+        except StateUnavailableError as exc:
+            # Left pending: another worker takes them over after the visibility timeout.
+            logger.warning("could not hand %d match(es) back: %s", len(items), exc)
+            return
+        except Exception:
+            logger.exception("could not hand %d match(es) back", len(items))
+            return
+        logger.info("stopping: handed %d match(es) back to the queue for another worker", handed)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -230,8 +315,12 @@ class CampaignWorker:
             if not await self._store.has_record(job.campaign_id, job.match_id):
                 await self._play_and_record(campaign, job, running)
             await self._queue.ack([delivery.delivery_id])
+        except _Stopping:
+            # Waiting for a lease or for the next try when the worker stopped: nothing is cut short.
+            await self._give_back([HandBack(delivery)])
         except asyncio.CancelledError:
-            # Shutdown: the delivery stays pending and is reclaimed (here after a restart, or elsewhere).
+            # Still running when the grace ended: already handed back by _drain (or, on a plain
+            # stop, left pending and taken over after the visibility timeout).
             raise
         except StateUnavailableError as exc:
             logger.warning("match %s handed back, state unavailable: %s", delivery.delivery_id, exc)
@@ -273,8 +362,10 @@ class CampaignWorker:
             # wait for its record (or for its lease to lapse if its worker died).
             await self._pause(SLOT_WAIT_S)
             if self._stopping.is_set():
-                raise asyncio.CancelledError
+                raise _Stopping
         try:
+            if self._stopping.is_set():
+                raise _Stopping  # no new match starts once stopping (the lease goes back below)
             with _match_span(job) as span:
                 result, attempts = await self._play_with_retries(job, running)
                 outcome = result.outcome if result else "canceled"
@@ -293,12 +384,19 @@ class CampaignWorker:
         """Play until a result worth keeping; None when the campaign was canceled meanwhile."""
         info = json.dumps({"worker": self.name, "attacker": job.attacker_url, "since": _now().isoformat()})
         limit = self._config.match_attempts
+        # Tries that stopping workers cut short and handed back are not the match's fault.
+        uncharged = running.delivery.match.handbacks
         attempt = 0
         while True:
             if running.canceled:
                 return None, attempt
+            if self._stopping.is_set():
+                raise _Stopping
+            running.in_try = True
             # Counted in the store across workers: a match whose worker keeps dying ends too.
             attempt = await self._store.mark_running(job, info)
+            if attempt > 0:
+                attempt = max(1, attempt - uncharged)
             started = _now()
             if attempt > limit:
                 message = (
@@ -311,6 +409,7 @@ class CampaignWorker:
                 return None, attempt
             if not retryable or attempt >= limit:
                 return result, attempt
+            running.in_try = False  # this try failed: it stays charged
             delay = min(MAX_BACKOFF_S, self._config.retry_backoff_s * 2 ** (attempt - 1))
             logger.info(
                 "match %s: %s (%s); try %d of %d failed, next in %.1f s",
@@ -322,8 +421,6 @@ class CampaignWorker:
                 delay,
             )
             await self._pause(delay)
-            if self._stopping.is_set():
-                raise asyncio.CancelledError
 
     async def _play_once(
         self, job: MatchJob, running: _Running, started: datetime
@@ -401,8 +498,13 @@ class CampaignWorker:
             logger.info("match %s already had a record; this one was discarded", job.match_id)
 
     async def _keep_alive_loop(self) -> None:
-        while not self._stopping.is_set():
-            await self._pause(self._config.keep_alive_s)
+        # Runs until the worker has drained: matches finishing during the grace stay renewed.
+        while not self._drained.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_keep_alive.wait(), self._config.keep_alive_s)
+            self._wake_keep_alive.clear()
+            if self._drained.is_set():
+                return
             try:
                 await self._keep_alive()
             except StateUnavailableError as exc:
@@ -465,6 +567,21 @@ def _match_span(job: MatchJob) -> contextlib.AbstractContextManager[Span]:
             attrs.ARENA_JUDGE: job.request.judge,
         },
     )
+
+
+async def _cancel_loops(loops: set[asyncio.Task[None]]) -> None:
+    """Cancel background loops and wait for them to end.
+
+    The loops end by themselves once stopping; cancelling hurries a pass along. (Python 3.11
+    can lose a cancel inside redis-py's wait_for: hence the retries.)
+    """
+    pending = loops
+    for _ in range(50):
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=0.2)
+        if not pending:
+            return
 
 
 def _now() -> datetime:

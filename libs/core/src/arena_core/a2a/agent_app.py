@@ -11,6 +11,11 @@ Every arena agent (defender, attacker) is served the same way:
 * ``GET /healthz`` (the process is alive) and ``GET /readyz`` (dependencies
   reachable; 503 with the reason otherwise).
 
+With ``ARENA_API_TOKENS`` set, everything but the card, ``/healthz`` and
+``/readyz`` needs ``Authorization: Bearer <token>`` (401 without a valid one,
+403 for a read-only token on anything but GET/HEAD; :mod:`arena_core.http_auth`),
+and the card declares the ``bearer`` scheme in ``securitySchemes``.
+
 Request bodies over ``ARENA_MAX_REQUEST_BYTES`` get 413 before they are read
 in full (:mod:`arena_core.http_limits`); messages over ``ARENA_MAX_MESSAGE_PARTS``
 or ``ARENA_MAX_MESSAGE_TEXT_BYTES`` get the A2A invalid-params error
@@ -37,6 +42,10 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
 from starlette.applications import Starlette
@@ -47,9 +56,12 @@ from starlette.routing import BaseRoute, Route
 
 from arena_core.a2a.message_limits import LimitedRequestHandler
 from arena_core.a2a.sdk_guards import TextBodyGuard, V03RestStreamGuard
+from arena_core.http_auth import BEARER_SCHEME_NAME, ApiTokens, BearerAuth
 from arena_core.http_limits import BodySizeLimit, RequestLimits
 
 REST_PREFIX = "/rest"
+CARD_PATH = "/.well-known/agent-card.json"
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", CARD_PATH})
 
 ReadinessCheck = Callable[[], Awaitable[str | None]]
 """Returns None when ready, else a sentence saying what is not reachable."""
@@ -66,7 +78,9 @@ class CardSpec:
     streaming: bool = True
 
 
-def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> AgentCard:
+def build_agent_card(
+    spec: CardSpec, public_url: str, *, v03_compat: bool, bearer_auth: bool = False
+) -> AgentCard:
     """Build the card served at ``/.well-known/agent-card.json``.
 
     The card lists the JSON-RPC and HTTP+JSON interfaces at protocol 1.0. With
@@ -74,6 +88,9 @@ def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> Ag
     top-level ``url``/``preferredTransport``/``protocolVersion`` fields that 0.3
     clients need to find the agent, at the cost of failing a strict 1.0 card
     schema. Both protocol versions are *served* either way.
+
+    With ``bearer_auth`` the card declares an HTTP ``Bearer`` scheme named
+    ``bearer`` and requires it for every interface (the card itself stays public).
     """
     base = public_url.rstrip("/")
     interfaces = [
@@ -101,7 +118,7 @@ def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> Ag
                 protocol_version=PROTOCOL_VERSION_0_3,
             ),
         ]
-    return AgentCard(
+    card = AgentCard(
         name=spec.name,
         description=spec.description,
         version=spec.version,
@@ -112,6 +129,17 @@ def build_agent_card(spec: CardSpec, public_url: str, *, v03_compat: bool) -> Ag
         default_output_modes=["text/plain", "application/json"],
         skills=list(spec.skills),
     )
+    if bearer_auth:
+        card.security_schemes[BEARER_SCHEME_NAME].CopyFrom(
+            SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(
+                    scheme="Bearer",
+                    description="Send 'Authorization: Bearer <token>' with a token of ARENA_API_TOKENS.",
+                )
+            )
+        )
+        card.security_requirements.append(SecurityRequirement(schemes={BEARER_SCHEME_NAME: StringList()}))
+    return card
 
 
 def all_ready(*checks: ReadinessCheck | None) -> ReadinessCheck:
@@ -152,6 +180,7 @@ def build_agent_app(
     extra_routes: Sequence[BaseRoute] = (),
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
     limits: RequestLimits | None = None,
+    tokens: ApiTokens | None = None,
 ) -> Starlette:
     """Assemble the Starlette app serving ``executor`` behind ``card``.
 
@@ -163,7 +192,9 @@ def build_agent_app(
     server stops. ``limits`` (default: the settings' defaults) bound each
     request body (413 beyond it, see :mod:`arena_core.http_limits`) and each
     incoming message (the A2A invalid-params error, see
-    :mod:`arena_core.a2a.message_limits`).
+    :mod:`arena_core.a2a.message_limits`). ``tokens`` (when enabled) are the
+    bearer tokens every route but the card and the health checks needs; the
+    card should then be built with ``bearer_auth=True``.
     """
     limits = limits or RequestLimits()
     handler = LimitedRequestHandler(
@@ -196,15 +227,18 @@ def build_agent_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *extra_routes,
-        *create_agent_card_routes(card),
+        *create_agent_card_routes(card, card_url=CARD_PATH),
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, path_prefix=REST_PREFIX, enable_v0_3_compat=True),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
     app.add_middleware(TextBodyGuard, rpc_path="/", rest_prefix=REST_PREFIX)
     app.add_middleware(V03RestStreamGuard, rest_prefix=REST_PREFIX)
-    # Outermost: an oversized body is refused before any other guard reads it.
+    # An oversized body is refused before any other guard reads it.
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, jsonrpc_path="/")
+    if tokens is not None and tokens.enabled:
+        # Outside the size limit: a request without a valid token is refused before its body is read.
+        app.add_middleware(BearerAuth, tokens=tokens, public_paths=PUBLIC_PATHS)
     return app
 
 

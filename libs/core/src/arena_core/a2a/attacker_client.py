@@ -5,6 +5,13 @@ orchestrator. The match runs as a streaming task; each ``working`` status
 update carries a :class:`~arena_core.match_models.TurnRecord`, the
 ``match-result`` artifact carries the :class:`~arena_core.match_models.MatchResult`.
 If the stream breaks before the task ends, the task is polled until it does.
+
+The client speaks JSON-RPC or HTTP+JSON, whichever the attacker's card offers
+(chosen as for targets: :func:`~arena_core.a2a.target_client.choose_interface`),
+and only to that one interface. A refusal of the egress guard surfaces as
+:class:`~arena_core.errors.TargetNotAllowedError` however the HTTP or A2A
+client wrapped it, so that it is never taken for an unreachable attacker (and
+retried).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import (
+    AgentCard,
+    AgentInterface,
     CancelTaskRequest,
     GetTaskRequest,
     Message,
@@ -32,9 +41,25 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
-from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client
-from arena_core.a2a.target_client import SUPPORTED_BINDINGS, card_url_for, choose_interface, fetch_agent_card
-from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
+from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
+from arena_core.a2a.target_client import (
+    SUPPORTED_BINDINGS,
+    TargetCredentials,
+    card_url_for,
+    choose_interface,
+    fetch_agent_card,
+)
+from arena_core.a2a.target_client import _status_in_chain as status_in_chain
+from arena_core.a2a.target_client import _TargetHttpClient as TargetHttpClient
+from arena_core.errors import (
+    ArenaError,
+    ConfigError,
+    InvalidInputError,
+    TargetAuthError,
+    TargetNotAllowedError,
+    TargetProtocolError,
+    TargetUnreachableError,
+)
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
     TURN_MEDIA_TYPE,
@@ -47,6 +72,7 @@ TurnCallback = Callable[[TurnRecord], Awaitable[None]]
 TaskCallback = Callable[[str], Awaitable[None]]
 logger = logging.getLogger(__name__)
 CANCEL_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 10.0
 
 _TERMINAL = frozenset(
     {
@@ -57,6 +83,8 @@ _TERMINAL = frozenset(
     }
 )
 POLL_INTERVAL_S = 0.5
+STALL_LIMIT_S = 60.0
+"""A polled task whose status has not moved this long is given up (the attacker heartbeats every 10 s)."""
 
 
 class _Follower:
@@ -140,6 +168,7 @@ async def play_remote_match(
     http: httpx.AsyncClient | None = None,
     timeout_s: float = 3600.0,
     guard: EgressGuard | None = None,
+    token: str | None = None,
 ) -> MatchResult:
     """Have the attacker at ``attacker_url`` play ``request``; return its result.
 
@@ -153,29 +182,45 @@ async def play_remote_match(
     cannot be reached or misbehaves.
 
     ``guard`` (for attacker URLs that came from user input, such as a campaign's
-    ``attackers[].url``): the attacker's URL and every interface its card lists
-    that the client may use are checked before any request, and the client made
-    here checks every request; a refusal raises TargetNotAllowedError.
+    ``attackers[].url``): the attacker's URL and the interface chosen from its
+    card (the only one the client uses) are checked before any request, and the
+    client made here checks every request; a refusal raises
+    TargetNotAllowedError, however deep a library wrapped it.
+
+    ``token`` (``ARENA_ATTACKER_TOKEN``, for the operator's own attacker only) is
+    sent as ``Authorization: Bearer`` to the attacker's origin and its chosen
+    interface's (never over a downgrade from https). A 401 or 403 from the
+    attacker raises ConfigError naming the setting: retrying would not help.
     """
+    connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
     if guard is not None:
-        await guard.check_url(card_url_for(attacker_url), what="the attacker")
+        await guard.check_url(card_url_for(attacker_url), what="the attacker", timeout_s=connect_s)
     owned = http is None
-    timeout = httpx.Timeout(timeout_s, connect=10.0)
+    timeout = httpx.Timeout(timeout_s, connect=connect_s)
     client_http = http or (
         guarded_client(guard, timeout=timeout) if guard is not None else httpx.AsyncClient(timeout=timeout)
     )
+    credentials = (
+        TargetCredentials({"Authorization": f"Bearer {token}"}, card_url_for(attacker_url)) if token else None
+    )
+    sdk_http = (
+        TargetHttpClient(client_http, credentials=credentials, limiter=None, timeout_s=timeout_s)
+        if credentials is not None
+        else client_http
+    )
     client: Client | None = None
     try:
-        card, _ = await fetch_agent_card(attacker_url, client_http)
-        choose_interface(card)
+        card, _ = await fetch_agent_card(attacker_url, sdk_http)
+        interface = choose_interface(card)
+        if credentials is not None:
+            credentials.allow(interface.url)
         if guard is not None:
-            for interface in card.supported_interfaces:
-                if interface.protocol_binding in SUPPORTED_BINDINGS:
-                    await guard.check_url(
-                        interface.url,
-                        what=f"an interface the agent card of attacker {display_origin(attacker_url)} lists",
-                    )
-        client = ClientFactory(ClientConfig(streaming=True, httpx_client=client_http)).create(card)
+            await guard.check_url(
+                interface.url,
+                what=f"the interface the agent card of attacker {display_origin(attacker_url)} lists",
+                timeout_s=connect_s,
+            )
+        client = _client_for(card, interface, sdk_http, attacker_url)
         message = Message(
             role=Role.ROLE_USER,
             message_id=str(uuid.uuid4()),
@@ -188,14 +233,12 @@ async def play_remote_match(
                     async for event in client.send_message(SendMessageRequest(message=message)):
                         await follower.feed(event)
                 except (A2AError, httpx.HTTPError) as exc:
+                    _raise_if_not_allowed(exc)
+                    _raise_if_refused(exc, attacker_url, sent=credentials is not None)
                     if follower.task_id is None:
                         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
                 # The stream ended or broke before the task did: poll the task to its end.
-                while not follower.finished:
-                    if follower.task_id is None:
-                        raise TargetProtocolError(f"attacker {attacker_url} never created a task")
-                    await asyncio.sleep(POLL_INTERVAL_S)
-                    await follower.feed_task(await client.get_task(GetTaskRequest(id=follower.task_id)))
+                await _poll_to_end(client, follower, attacker_url)
         except (asyncio.CancelledError, TimeoutError):
             if follower.task_id is not None and not follower.finished:
                 await _cancel_quietly(client, follower.task_id)
@@ -204,21 +247,107 @@ async def play_remote_match(
             return follower.result
         reason = follower.status_text or "no reason given"
         raise InvalidInputError(f"the attacker did not play the match: {reason}")
-    except ArenaError:
+    except TargetAuthError as exc:  # the attacker's card itself asked for credentials
+        raise ConfigError(
+            f"attacker {attacker_url} refused to show its card ({exc.message}); "
+            "ARENA_ATTACKER_TOKEN must be one of its ARENA_API_TOKENS"
+        ) from exc
+    except ArenaError as exc:
+        if not isinstance(exc, TargetNotAllowedError):
+            _raise_if_not_allowed(exc)  # e.g. the card fetch's "unreachable" over a wrapped refusal
         raise
     except TimeoutError as exc:
         raise TargetUnreachableError(
             f"attacker {attacker_url} did not finish within {timeout_s:g} s"
         ) from exc
     except A2AError as exc:  # client errors and the JSON-RPC errors the attacker answered
+        _raise_if_not_allowed(exc)
+        _raise_if_refused(exc, attacker_url, sent=credentials is not None)
         raise TargetProtocolError(f"attacker {attacker_url} failed: {exc}") from exc
     except httpx.HTTPError as exc:  # the attacker went away while its task was being polled
+        _raise_if_not_allowed(exc)
+        _raise_if_refused(exc, attacker_url, sent=credentials is not None)
         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
+    except Exception as exc:
+        _raise_if_not_allowed(exc)  # e.g. inside an exception group
+        raise
     finally:
         if client is not None:
             await client.close()
         if owned:
             await client_http.aclose()
+
+
+async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -> None:
+    """Poll the task until it ends; a task that stops moving for STALL_LIMIT_S is given up.
+
+    Our attacker refreshes a running task's status every few seconds (a heartbeat),
+    so a status that stays the same that long means the process running the match
+    is gone (killed, or stopped past its grace) while the task lives on in shared
+    state. The task is canceled and the failure is retryable, so the match is
+    played again elsewhere instead of waiting for the match timeout.
+    """
+    loop = asyncio.get_running_loop()
+    seen: tuple[object, ...] | None = None
+    changed_at = loop.time()
+    while not follower.finished:
+        if follower.task_id is None:
+            raise TargetProtocolError(f"attacker {attacker_url} never created a task")
+        await asyncio.sleep(POLL_INTERVAL_S)
+        task = await client.get_task(GetTaskRequest(id=follower.task_id))
+        await follower.feed_task(task)
+        signature = (task.status.state, task.status.timestamp.ToNanoseconds(), len(task.history))
+        if signature != seen:
+            seen, changed_at = signature, loop.time()
+        elif not follower.finished and loop.time() - changed_at > STALL_LIMIT_S:
+            await _cancel_quietly(client, follower.task_id)
+            raise TargetUnreachableError(
+                f"attacker {attacker_url}: task {follower.task_id} showed no progress for "
+                f"{STALL_LIMIT_S:g} s after the stream broke (the process playing it is probably gone)"
+            )
+
+
+def _raise_if_refused(exc: BaseException, attacker_url: str, *, sent: bool) -> None:
+    """A 401/403 from the attacker is a setting to fix, never worth a retry."""
+    status = status_in_chain(exc)
+    if status not in (401, 403):
+        return
+    reason = "401 Unauthorized" if status == 401 else "403 Forbidden"
+    if not sent:
+        fix = "it asks for a token: set ARENA_ATTACKER_TOKEN to one of the attacker's ARENA_API_TOKENS"
+    elif status == 401:
+        fix = "it refused the token sent: ARENA_ATTACKER_TOKEN must be one of the attacker's ARENA_API_TOKENS"
+    else:
+        fix = "the token sent is read-only there: ARENA_ATTACKER_TOKEN must be one of its ARENA_API_TOKENS"
+    raise ConfigError(f"attacker {attacker_url} answered {reason}: {fix}") from exc
+
+
+def _client_for(
+    card: AgentCard, interface: AgentInterface, http: httpx.AsyncClient, attacker_url: str
+) -> Client:
+    """A streaming client bound to ``interface`` only (the one checked), JSON-RPC or HTTP+JSON."""
+    pinned = AgentCard()
+    pinned.CopyFrom(card)
+    del pinned.supported_interfaces[:]
+    pinned.supported_interfaces.append(interface)
+    config = ClientConfig(
+        streaming=True, httpx_client=http, supported_protocol_bindings=list(SUPPORTED_BINDINGS)
+    )
+    try:
+        return ClientFactory(config).create(pinned)
+    except ValueError as exc:  # the SDK found no transport for the interface after all
+        version = interface.protocol_version or "no version"
+        raise TargetProtocolError(
+            f"attacker {attacker_url}: the A2A client cannot use the {interface.protocol_binding} "
+            f"interface its agent card lists ({version[:40]}): {exc}"
+        ) from exc
+
+
+def _raise_if_not_allowed(exc: BaseException) -> None:
+    """Raise the egress guard's refusal behind ``exc``, if there is one (never retried)."""
+    refused = not_allowed_in(exc)
+    if refused is not None:
+        raise TargetNotAllowedError(refused.message) from exc
 
 
 async def _cancel_quietly(client: Client, task_id: str) -> None:

@@ -38,7 +38,10 @@ class TextBodyGuard:
     guard decodes the body the way each binding does and, when that fails,
     answers what the SDK answers for any other unparsable body: -32700 on
     JSON-RPC, 400 ``INVALID_ARGUMENT`` on HTTP+JSON. Every other body reaches
-    the SDK unchanged (the SDK reads whole bodies anyway).
+    the SDK unchanged (the SDK reads whole bodies anyway). Only ``POST``
+    requests are looked at, the only ones whose body the SDK reads; the body
+    is buffered whole, so this guard must sit inside ``BodySizeLimit``, which
+    bounds it.
     """
 
     def __init__(self, app: ASGIApp, *, rpc_path: str, rest_prefix: str) -> None:
@@ -56,8 +59,10 @@ class TextBodyGuard:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        rpc = scope["method"] == "POST" and path == self.rpc_path
-        if not rpc and not self._is_rest(path):
+        rpc = path == self.rpc_path
+        # Only POST bodies are read by the SDK (JSON-RPC and the HTTP+JSON writes); the body of any
+        # other method is left to the server, never buffered here.
+        if scope["method"] != "POST" or not (rpc or self._is_rest(path)):
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []

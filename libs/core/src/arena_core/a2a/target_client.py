@@ -25,12 +25,24 @@ from its card are checked before anything connects to them. The client that
 :func:`connect_target` makes itself checks every request again (redirects
 included) and connects only to checked addresses. A refusal raises
 :class:`~arena_core.errors.TargetNotAllowedError`.
+
+Rate limits: with a :class:`~arena_core.rate_limit.RateLimiter` (the attacker's
+``ARENA_TARGET_RATE_LIMIT``), every request of a target (the card fetch, each
+message) takes a slot for its origin before it goes out, waiting at most until
+its deadline: ``timeout_s`` after the call started, or the end of the enclosing
+:func:`~arena_core.rate_limit.deadline_scope` (the match) when sooner. A target
+answering 429 Too Many Requests is retried once after its ``Retry-After`` (1 s
+without one) when that fits the deadline, and its origin is held for that long
+for every request of the limiter. Otherwise the call raises
+:class:`~arena_core.rate_limit.TargetRateLimitedError` (kind ``rate_limited``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import time
 import uuid
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
@@ -63,6 +75,13 @@ from arena_core.errors import (
     TargetProtocolError,
     TargetUnreachableError,
 )
+from arena_core.rate_limit import (
+    RateLimiter,
+    TargetRateLimitedError,
+    current_deadline,
+    retry_after_s,
+    target_origin,
+)
 
 SUPPORTED_BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
 MAX_CARD_BYTES = 1_000_000
@@ -76,6 +95,10 @@ CREDENTIALS_HINT = (
 # an error that quotes the value.
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?: +[\x21-\x7e]+)*")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_RETRY_AFTER_S = 1.0
+"""How long to wait before retrying a 429 that names no (readable) Retry-After."""
+MAX_HOLD_S = 3600.0
+"""The longest a target's Retry-After holds its origin for other requests."""
 
 _OPEN_STATES = frozenset(
     {
@@ -193,19 +216,30 @@ class _NoTransport(httpx.AsyncBaseTransport):
         raise RuntimeError("requests of a target client are sent through its shared client")
 
 
-class _CredentialedClient(httpx.AsyncClient):
-    """``inner`` seen through one target's credentials.
+class _TargetHttpClient(httpx.AsyncClient):
+    """``inner`` as seen by one target's requests: rate-limited, 429-aware, credentialed.
 
     The a2a-sdk transports call ``build_request`` and ``send`` on the client they are
-    given; both are delegated to ``inner`` (its transport, timeouts, hooks and pool),
-    with this target's auth and without following redirects. ``inner`` is not changed;
-    headers the SDK sets on this client's defaults are added to each request.
+    given; both are delegated to ``inner`` (its transport, timeouts, hooks and pool).
+    ``send`` first takes a ``limiter`` slot for the request's origin (see the module doc
+    for deadlines and 429s). With ``credentials``, requests carry this target's auth and
+    never follow redirects. ``inner`` is not changed; headers the SDK sets on this
+    client's defaults are added to each request.
     """
 
-    def __init__(self, inner: httpx.AsyncClient, credentials: TargetCredentials) -> None:
+    def __init__(
+        self,
+        inner: httpx.AsyncClient,
+        *,
+        credentials: TargetCredentials | None,
+        limiter: RateLimiter | None,
+        timeout_s: float,
+    ) -> None:
         super().__init__(transport=_NoTransport(), trust_env=False)
         self._inner = inner
         self._credentials = credentials
+        self._limiter = limiter
+        self._timeout_s = timeout_s
 
     def build_request(self, *args: Any, **kwargs: Any) -> httpx.Request:
         request = self._inner.build_request(*args, **kwargs)
@@ -215,9 +249,45 @@ class _CredentialedClient(httpx.AsyncClient):
         return request
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        kwargs["auth"] = self._credentials
-        kwargs["follow_redirects"] = False
-        return await self._inner.send(request, **kwargs)
+        if self._credentials is not None:
+            kwargs["auth"] = self._credentials
+            kwargs["follow_redirects"] = False
+        deadline = time.monotonic() + self._timeout_s
+        until_match_ends = current_deadline()
+        if until_match_ends is not None:
+            deadline = min(deadline, until_match_ends)
+        origin = target_origin(request.url)
+        await self._take_slot(origin, deadline)
+        response = await self._inner.send(request, **kwargs)
+        if response.status_code != 429:
+            return response
+        await response.aclose()
+        asked = retry_after_s(response.headers.get("Retry-After"))
+        wait = DEFAULT_RETRY_AFTER_S if asked is None else asked
+        if self._limiter is not None:
+            # Every request to this origin backs off, on every replica, not only this one.
+            await self._limiter.hold(origin, min(wait, MAX_HOLD_S))
+        left = deadline - time.monotonic()
+        if wait > left:
+            raise TargetRateLimitedError(
+                f"target {origin} answered 429 Too Many Requests and asks to wait {wait:.1f} s, "
+                f"longer than the {max(0.0, left):.1f} s left before the request's deadline; "
+                "try again later"
+            )
+        await asyncio.sleep(wait)
+        await self._take_slot(origin, deadline)
+        response = await self._inner.send(request, **kwargs)
+        if response.status_code == 429:
+            await response.aclose()
+            raise TargetRateLimitedError(
+                f"target {origin} answered 429 Too Many Requests again after waiting {wait:.1f} s "
+                "as it asked; try again later"
+            )
+        return response
+
+    async def _take_slot(self, origin: str, deadline: float) -> None:
+        if self._limiter is not None:
+            await self._limiter.acquire(origin, max_wait_s=deadline - time.monotonic())
 
     @property
     def is_closed(self) -> bool:
@@ -395,7 +465,7 @@ class A2ATarget:
         try:
             async for event in self._client.send_message(request):
                 last = event
-        except TargetNotAllowedError:
+        except (TargetNotAllowedError, TargetRateLimitedError):
             raise
         except A2AClientTimeoutError as exc:
             raise TargetUnreachableError(f"target {self.url} timed out answering a message") from exc
@@ -457,6 +527,7 @@ async def connect_target(
     http: httpx.AsyncClient | None = None,
     headers: Mapping[str, str] | None = None,
     guard: EgressGuard | None = None,
+    limiter: RateLimiter | None = None,
 ) -> A2ATarget:
     """Resolve ``url``'s card and return a client bound to its best interface.
 
@@ -469,7 +540,10 @@ async def connect_target(
     ...``) go with every request to the target: the card fetch and every A2A
     call, to the target's origin and its chosen interface's origin only (see the
     module doc); a shared ``http`` client is not modified. A header value that
-    cannot be sent over HTTP raises ValueError (without the value).
+    cannot be sent over HTTP raises ValueError (without the value). With a
+    ``limiter`` every request takes a slot first (see the module doc); a request
+    that cannot have one in time, or a 429 from the target that does not clear in
+    time, raises TargetRateLimitedError.
     """
     credentials = TargetCredentials(headers, url.strip()) if headers else None
     owned = http is None
@@ -478,8 +552,10 @@ async def connect_target(
     if guard is not None:
         await guard.check_url(card_url_for(url), what="the target")
     client_http = http or guarded_client(guard or EgressGuard(EgressPolicy()), timeout=_timeout(timeout_s))
+    # Every request of this target, the card fetch included, goes through one wrapper.
+    sdk_http = _TargetHttpClient(client_http, credentials=credentials, limiter=limiter, timeout_s=timeout_s)
     try:
-        card, _ = await _fetch_card(url, client_http, credentials)
+        card, _ = await _fetch_card(url, sdk_http, credentials)
         interface = choose_interface(card)
         if guard is not None:
             await guard.check_url(
@@ -489,10 +565,8 @@ async def connect_target(
         pinned.CopyFrom(card)
         del pinned.supported_interfaces[:]
         pinned.supported_interfaces.append(interface)
-        sdk_http = client_http
         if credentials is not None:
             credentials.allow(interface.url)
-            sdk_http = _CredentialedClient(client_http, credentials)
         factory = ClientFactory(
             ClientConfig(
                 streaming=False,

@@ -4,6 +4,12 @@
 // returns is treated as hostile (attacker and defender messages are written by
 // the attacker): it reaches the page only as text nodes and textContent, never
 // as markup, and links are built from encoded ids only.
+//
+// With ARENA_API_TOKENS set the API answers 401 without a bearer token: the page
+// then asks for one. The token is kept in sessionStorage only (this tab, until it
+// is closed or the user signs out), never in localStorage, a cookie or the URL,
+// and is sent as `Authorization: Bearer` on the page's own requests; reports are
+// fetched with it and saved as files (a link cannot carry a header).
 "use strict";
 
 (() => {
@@ -18,6 +24,11 @@
   const REQUEST_TIMEOUT_MS = 15000;
   const MATCH_PAGE_SIZE = 200;
   const CONFIRM_WINDOW_MS = 4000;
+  const REPORT_URL_LIFETIME_MS = 60000; // a report's blob: URL, once its download has started
+  const TOKEN_KEY = "arena.apiToken";
+  // What the orchestrator accepts (arena_core.http_auth): RFC 6750 b64token, 16-512 characters.
+  const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+  const REPORT_EXTENSIONS = { html: "html", json: "json", junit: "xml" };
 
   // The API lives next to /dashboard (keeps a reverse proxy's path prefix).
   const API_BASE = window.location.pathname.replace(/\/dashboard\/?$/, "").replace(/\/+$/, "");
@@ -26,9 +37,13 @@
   const crumbs = document.getElementById("crumbs");
   const banner = document.getElementById("banner");
   const live = document.getElementById("live");
+  const signOutButton = document.getElementById("signout");
 
   let generation = 0; // bumped on every navigation; stale callbacks compare and give up
   let timer = null;
+  let stickyBanner = null; // a banner that outlives successful polls, until the next navigation
+  let readOnly = false; // the API refused a change with 403: this token can only read
+  let memoryToken = null; // the token when sessionStorage is unavailable (storage disabled)
 
   // ---------------------------------------------------------------- DOM helpers
 
@@ -88,8 +103,18 @@
     return "#/matches/" + encodeURIComponent(String(id));
   }
 
+  function reportPath(id, format) {
+    return "/v1/campaigns/" + encodeURIComponent(String(id)) + "/report?format=" + format;
+  }
+
   function reportUrl(id, format) {
-    return API_BASE + "/v1/campaigns/" + encodeURIComponent(String(id)) + "/report?format=" + format;
+    return API_BASE + reportPath(id, format);
+  }
+
+  /** A file name for a report: the campaign id (reduced to safe characters) and the format's extension. */
+  function reportFilename(id, format) {
+    const base = String(id).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_").slice(0, 120) || "report";
+    return base + "." + (REPORT_EXTENSIONS[format] || "txt");
   }
 
   // ---------------------------------------------------------------- formatting
@@ -262,28 +287,95 @@
     live.hidden = !on;
   }
 
-  function showBanner(message) {
+  /** A message above the view; a sticky one comes back after transient ones, until the next navigation. */
+  function showBanner(message, sticky = false) {
+    if (sticky) stickyBanner = message;
     banner.textContent = message;
     banner.hidden = false;
   }
 
+  /** Drop a transient message (a sticky one stays). */
   function clearBanner() {
+    if (stickyBanner !== null) {
+      banner.textContent = stickyBanner;
+      banner.hidden = false;
+      return;
+    }
     banner.hidden = true;
     banner.textContent = "";
+  }
+
+  function resetBanner() {
+    stickyBanner = null;
+    clearBanner();
   }
 
   function mount(...children) {
     replaceChildren(view, children);
   }
 
+  // ---------------------------------------------------------------- API token
+
+  function tokenStorage() {
+    try {
+      return window.sessionStorage;
+    } catch (_err) {
+      return null; // storage disabled: the token lives in this page only
+    }
+  }
+
+  /** The stored token, or null (also when what is stored is not a well-formed token). */
+  function getToken() {
+    const storage = tokenStorage();
+    let token = memoryToken;
+    if (storage) {
+      try {
+        token = storage.getItem(TOKEN_KEY);
+      } catch (_err) {
+        token = memoryToken;
+      }
+    }
+    return typeof token === "string" && TOKEN_PATTERN.test(token) ? token : null;
+  }
+
+  function setToken(token) {
+    readOnly = false;
+    memoryToken = null;
+    const storage = tokenStorage();
+    try {
+      if (!storage) throw new Error("no session storage");
+      storage.setItem(TOKEN_KEY, token);
+    } catch (_err) {
+      memoryToken = token;
+    }
+    updateSignOut();
+  }
+
+  function clearToken() {
+    readOnly = false;
+    memoryToken = null;
+    const storage = tokenStorage();
+    try {
+      if (storage) storage.removeItem(TOKEN_KEY);
+    } catch (_err) {
+      // nothing stored
+    }
+    updateSignOut();
+  }
+
+  function updateSignOut() {
+    signOutButton.hidden = getToken() === null;
+  }
+
   // ---------------------------------------------------------------- API
 
   class ApiError extends Error {
-    constructor(status, kind, message, problems) {
+    constructor(status, kind, message, problems, sentToken = false) {
       super(message);
       this.status = status;
       this.kind = kind;
       this.problems = problems;
+      this.sentToken = sentToken; // the request carried a token (so a 401 means: that token was refused)
     }
 
     /** 4xx other than timeouts and rate limits: retrying will not help. */
@@ -292,39 +384,61 @@
     }
   }
 
-  async function api(path, init = {}) {
+  /** ``fetch`` an API path, with the stored token (if any) as a bearer token. */
+  async function send(path, init, accept) {
+    const token = getToken();
+    const headers = { Accept: accept };
+    if (token !== null) headers.Authorization = "Bearer " + token;
     let response;
     try {
       response = await fetch(API_BASE + path, {
         cache: "no-store",
         credentials: "same-origin",
-        headers: { Accept: "application/json" },
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         ...init,
+        headers: { ...headers, ...(init.headers || {}) },
       });
     } catch (err) {
-      throw new ApiError(0, "network", "cannot reach the orchestrator (" + (err && err.name ? err.name : "error") + ")", []);
+      throw new ApiError(0, "network", "cannot reach the orchestrator (" + (err && err.name ? err.name : "error") + ")", [], token !== null);
     }
-    const raw = await response.text();
-    let body = null;
+    return { response, sentToken: token !== null };
+  }
+
+  function parseJson(raw) {
     try {
-      body = raw ? JSON.parse(raw) : null;
+      return raw ? JSON.parse(raw) : null;
     } catch (_err) {
-      body = null;
+      return null;
     }
-    if (!response.ok) {
-      const error = body && typeof body.error === "object" && body.error ? body.error : {};
-      throw new ApiError(
-        response.status,
-        text(error.kind, "http_" + response.status),
-        text(error.message, "HTTP " + response.status),
-        Array.isArray(error.problems) ? error.problems : [],
-      );
-    }
+  }
+
+  /** The ApiError of a failed response, from the API's {"error": {kind, message, problems}} body. */
+  function responseError(response, body, sentToken) {
+    const error = body && typeof body.error === "object" && body.error ? body.error : {};
+    return new ApiError(
+      response.status,
+      text(error.kind, "http_" + response.status),
+      text(error.message, "HTTP " + response.status),
+      Array.isArray(error.problems) ? error.problems : [],
+      sentToken,
+    );
+  }
+
+  async function api(path, init = {}) {
+    const { response, sentToken } = await send(path, init, "application/json");
+    const body = parseJson(await response.text());
+    if (!response.ok) throw responseError(response, body, sentToken);
     if (body === null || typeof body !== "object") {
-      throw new ApiError(response.status, "bad_response", "the orchestrator answered with something other than JSON", []);
+      throw new ApiError(response.status, "bad_response", "the orchestrator answered with something other than JSON", [], sentToken);
     }
     return body;
+  }
+
+  /** The body of an API path as a Blob (reports: HTML, JSON, XML). */
+  async function apiBlob(path) {
+    const { response, sentToken } = await send(path, {}, "*/*");
+    if (!response.ok) throw responseError(response, parseJson(await response.text()), sentToken);
+    return response.blob();
   }
 
   /** A problem of an error body: a string, or {location, line, message}. */
@@ -349,9 +463,74 @@
         : null);
   }
 
+  // ---------------------------------------------------------------- sign in
+
+  /** A 401 stops the view and asks for a token. True when ``err`` was a 401 (handled, or stale). */
+  function handleUnauthorized(err, gen) {
+    if (!(err instanceof ApiError) || err.status !== 401) return false;
+    if (gen === generation) showSignIn(err);
+    return true;
+  }
+
+  /** The sign-in panel: stops polling, drops a refused token, asks for one. */
+  function showSignIn(err) {
+    generation += 1; // no polling while signed out
+    window.clearTimeout(timer);
+    setLive(false);
+    resetBanner();
+    const refused = err.sentToken === true;
+    if (refused) clearToken();
+    document.title = "Sign in · A2A Arena";
+    setCrumbs([["Sign in", null]]);
+
+    const input = h("input", {
+      id: "api-token", class: "token-input", type: "password", autocomplete: "off", autocapitalize: "off",
+      spellcheck: "false", "aria-describedby": "signin-problem", testid: "token-input",
+    });
+    const problem = h("p", { id: "signin-problem", class: "signin-problem", role: "alert", testid: "signin-problem", hidden: true });
+    const message = h("span", { testid: "signin-message" }, text(err.message, "HTTP 401"));
+    const status = refused
+      ? h("div", { class: "error-box", testid: "signin-status" },
+        h("strong", null, "The token was refused."), " The orchestrator said: ", message)
+      : h("div", { class: "note-box", testid: "signin-status" },
+        h("strong", null, "This orchestrator needs an API token."), " It said: ", message);
+    const form = h("form", { class: "signin-form", novalidate: true, testid: "signin-form" },
+      h("label", { for: "api-token" }, "API token"),
+      h("div", { class: "signin-row" },
+        input,
+        h("button", { type: "submit", class: "button primary", testid: "signin-submit" }, "Sign in")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      // Pasted tokens often come with spaces or a scheme in front.
+      const token = input.value.trim().replace(/^bearer\s+/i, "");
+      if (!TOKEN_PATTERN.test(token)) {
+        problem.textContent = "Not a token: a token is 16–512 characters of letters, digits and - . _ ~ + / = (nothing was sent).";
+        problem.hidden = false;
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return;
+      }
+      input.value = "";
+      setToken(token);
+      route();
+    });
+
+    mount(h("section", { class: "panel signin", testid: "signin" },
+      h("div", { class: "panel-head" }, h("h2", null, "Sign in")),
+      h("div", { class: "signin-body" },
+        status,
+        h("p", null, "Enter a token of ARENA_API_TOKENS, or of ARENA_API_READ_TOKENS to follow campaigns read-only."),
+        form,
+        problem,
+        h("p", { class: "muted small" },
+          "The token stays in this tab's session storage and is sent only to this orchestrator, as an Authorization header. "
+          + "Sign out or close the tab to forget it."))));
+    input.focus();
+  }
+
   /**
    * Run ``tick`` now and again after the delay it returns (null: stop), until the
-   * view changes. Transient failures show a banner and back off.
+   * view changes. Transient failures show a banner and back off; a 401 asks for a token.
    */
   function poll(gen, tick) {
     let failures = 0;
@@ -370,6 +549,7 @@
         clearBanner();
       } catch (err) {
         if (gen !== generation) return;
+        if (handleUnauthorized(err, gen)) return;
         if (err instanceof ApiError && err.permanent) {
           setLive(false);
           mount(errorPanel(err));
@@ -510,6 +690,56 @@
       { testid: "matches" });
   }
 
+  /**
+   * A report link. Without a token it is a plain link (opens the report in a new tab).
+   * With one, a navigation could not send the Authorization header: the report is
+   * fetched with it and saved as a file instead.
+   */
+  function reportLink(id, format, label, gen) {
+    const link = h("a", {
+      class: "button", href: reportUrl(id, format), target: "_blank", rel: "noopener noreferrer", testid: "report-" + format,
+    }, label);
+    const intercept = (event) => {
+      if (getToken() === null) return;
+      if (event.type === "auxclick" && event.button !== 1) return; // middle click only (a new tab)
+      event.preventDefault();
+      downloadReport(id, format, link, gen);
+    };
+    link.addEventListener("click", intercept);
+    link.addEventListener("auxclick", intercept);
+    return link;
+  }
+
+  async function downloadReport(id, format, link, gen) {
+    if (link.getAttribute("aria-busy") === "true") return;
+    link.setAttribute("aria-busy", "true");
+    try {
+      const blob = await apiBlob(reportPath(id, format));
+      if (gen !== generation) return;
+      saveFile(blob, reportFilename(id, format));
+    } catch (err) {
+      if (gen !== generation || handleUnauthorized(err, gen)) return;
+      showBanner("Report download failed: " + text(err && err.message, "request failed"), true);
+    } finally {
+      link.removeAttribute("aria-busy");
+    }
+  }
+
+  /**
+   * Hand ``blob`` to the user as a download named ``filename``. The blob: URL is
+   * same-origin, so it is typed application/octet-stream: even if a browser
+   * ignored ``download``, an HTML report would not be rendered in this origin
+   * (next to the token). The URL is revoked once the download has had time to start.
+   */
+  function saveFile(blob, filename) {
+    const url = URL.createObjectURL(new Blob([blob], { type: "application/octet-stream" }));
+    const anchor = h("a", { href: url, download: filename, hidden: true, rel: "noopener" });
+    document.body.appendChild(anchor);
+    anchor.click();
+    anchor.remove();
+    window.setTimeout(() => URL.revokeObjectURL(url), REPORT_URL_LIFETIME_MS);
+  }
+
   function showCampaign(id, gen) {
     document.title = "Campaign · A2A Arena";
     setCrumbs([["Campaigns", "#/"], [id, null]]);
@@ -520,9 +750,9 @@
     const cancel = h("button", { type: "button", class: "button danger", testid: "cancel", hidden: true }, "Cancel campaign");
     const reports = h("div", { class: "reports" },
       h("span", { class: "muted" }, "Reports:"),
-      h("a", { class: "button", href: reportUrl(id, "html"), target: "_blank", rel: "noopener noreferrer", testid: "report-html" }, "HTML"),
-      h("a", { class: "button", href: reportUrl(id, "json"), target: "_blank", rel: "noopener noreferrer", testid: "report-json" }, "JSON"),
-      h("a", { class: "button", href: reportUrl(id, "junit"), target: "_blank", rel: "noopener noreferrer", testid: "report-junit" }, "JUnit"));
+      reportLink(id, "html", "HTML", gen),
+      reportLink(id, "json", "JSON", gen),
+      reportLink(id, "junit", "JUnit", gen));
     const cards = h("div", { class: "cards", testid: "summary" }, loading());
     const defenders = h("div", null);
     const cells = h("div", null);
@@ -553,7 +783,7 @@
         p.started_at ? " · started " + fmtTime(p.started_at) : "",
         p.finished_at ? " · finished " + fmtTime(p.finished_at) : "");
       const final = FINAL_STATUSES.has(p.status);
-      if (final) cancel.hidden = true;
+      if (final || readOnly) cancel.hidden = true;
       else if (!cancel.disabled) cancel.hidden = false;
       patch(cards, p, summaryCards);
       patch(defenders, Array.isArray(p.defenders) ? p.defenders : [], defendersTable);
@@ -590,7 +820,8 @@
         const page = await fetchMatches();
         if (gen === generation && offset === newOffset) renderMatches(page);
       } catch (err) {
-        if (gen === generation) showBanner(text(err && err.message, "request failed"));
+        if (gen !== generation || handleUnauthorized(err, gen)) return;
+        showBanner(text(err && err.message, "request failed"));
       }
     }
 
@@ -618,10 +849,18 @@
         cancel.textContent = "Cancel requested";
         loadMatches(offset);
       } catch (err) {
-        if (gen !== generation) return;
-        cancel.disabled = false;
+        if (gen !== generation || handleUnauthorized(err, gen)) return;
         cancel.textContent = "Cancel campaign";
-        showBanner("Cancel failed: " + text(err && err.message, "request failed"));
+        if (err instanceof ApiError && err.status === 403) {
+          // A read-only token (ARENA_API_READ_TOKENS): no cancel button for it from now on.
+          readOnly = true;
+          cancel.hidden = true;
+          showBanner("This token is read-only: it can follow campaigns but cannot cancel them. "
+            + "Sign out and sign in with a full token to cancel. (" + text(err.message, "HTTP 403") + ")", true);
+          return;
+        }
+        cancel.disabled = false;
+        showBanner("Cancel failed: " + text(err && err.message, "request failed"), true);
       }
     });
 
@@ -802,7 +1041,8 @@
     generation += 1;
     window.clearTimeout(timer);
     setLive(false);
-    clearBanner();
+    resetBanner();
+    updateSignOut();
     const gen = generation;
     const path = window.location.hash.replace(/^#/, "") || "/";
     let match;
@@ -829,6 +1069,10 @@
     mount(emptyState("Nothing here.", "Go back to the campaign list."));
   }
 
+  signOutButton.addEventListener("click", () => {
+    clearToken();
+    route();
+  });
   window.addEventListener("hashchange", route);
   route();
 })();
