@@ -12,14 +12,7 @@ import httpx
 
 from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord
-
-
-class OrchestratorNotFoundError(ArenaError):
-    """The orchestrator has no such campaign or match."""
-
-    kind = "not_found"
-    http_status = 404
-    exit_code = 2
+from arena_orchestrator.errors import NotFoundError
 
 
 class OrchestratorAuthError(ArenaError):
@@ -119,7 +112,7 @@ def _error_from(response: httpx.Response, base_url: str, *, sent_token: bool) ->
             f"the orchestrator at {base_url} answered {response.status_code} without an error body"
         )
     if response.status_code == 404:
-        return OrchestratorNotFoundError(message)
+        return NotFoundError(message)
     if response.status_code == 401:
         hint = (
             "the token in ARENA_ORCHESTRATOR_TOKEN is not one it accepts"
@@ -139,4 +132,4 @@ def _error_from(response: httpx.Response, base_url: str, *, sent_token: bool) ->
     return TargetProtocolError(f"the orchestrator at {base_url} failed ({response.status_code}): {message}")
 
 
-__all__ = ["OrchestratorAuthError", "OrchestratorClient", "OrchestratorNotFoundError"]
+__all__ = ["OrchestratorAuthError", "OrchestratorClient"]

@@ -35,6 +35,7 @@ backs off, not only the request that got the 429.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import contextvars
@@ -185,7 +186,7 @@ class Reservation:
     wait_s: float
 
 
-class RateLimiter:
+class RateLimiter(abc.ABC):
     """Per-origin limits. Subclasses implement :meth:`_reserve` and :meth:`_hold`."""
 
     def __init__(
@@ -220,13 +221,15 @@ class RateLimiter:
             return
         await self._hold(origin, seconds)
 
+    @abc.abstractmethod
     async def _reserve(self, origin: str, max_wait_s: float) -> Reservation:
-        raise NotImplementedError
+        """Book the next slot for ``origin`` if it is due within ``max_wait_s``."""
 
+    @abc.abstractmethod
     async def _hold(self, origin: str, seconds: float) -> None:
-        raise NotImplementedError
+        """Push ``origin``'s next slot at least ``seconds`` into the future."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional: only the Redis limiter holds connections
         """Release connections, if any."""
 
     def __repr__(self) -> str:
