@@ -261,6 +261,9 @@ def test_a_read_only_token_follows_campaigns_but_cannot_cancel(
     # No cancel button for this token elsewhere either; the campaign was not touched.
     tab.get_by_test_id("home-link").click()
     tab.get_by_test_id(f"campaign-{campaign_id}").get_by_test_id("campaign-link").click()
+    # Wait for the campaign view: until it replaces the list, "status" matches every row's badge.
+    expect(tab).to_have_url(re.compile(rf"/dashboard#/campaigns/{campaign_id}$"))
+    expect(tab.get_by_test_id("campaign-name")).to_have_text("second-run")
     expect(tab.get_by_test_id("status")).to_have_text("queued")
     expect(cancel).to_be_hidden()
     with httpx.Client(base_url=orchestrator.url, timeout=10) as client:
