@@ -228,7 +228,8 @@ async def test_options_are_passed_to_every_model_call(wire: Wire) -> None:
     await loop.run(_start())
     assert len(wire.transport.bodies) == 2
     for body in wire.transport.bodies:
-        assert (body["temperature"], body["max_completion_tokens"], body["seed"]) == (0.3, 64, 9)
+        # llamacpp is called directly (ADR 0013), with the classic max_tokens llama.cpp servers know.
+        assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.3, 64, 9)
 
 
 @pytest.mark.asyncio

@@ -36,6 +36,7 @@ import uvicorn
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena_core.gc_tuning import tune_for_serving
 from arena_core.telemetry.setup import instrument_asgi
 
 DEFAULT_SHUTDOWN_GRACE_S = 25.0
@@ -191,6 +192,7 @@ def run_app(
         server_header=False,
     )
     server = GracefulServer(config, state=state, grace_s=shutdown_grace_s, on_terminate=on_terminate)
+    tune_for_serving()
     with _sigterm_exits_quietly():
         server.run()
 

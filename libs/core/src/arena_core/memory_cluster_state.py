@@ -33,6 +33,7 @@ from a2a.utils.proto_utils import to_stream_response
 
 from arena_core.redis_state.redis_task_event_stream import ends_subscription, event_from_stream_response
 from arena_core.task_listing import list_response
+from arena_core.task_retention import trim_history
 
 Clock = Callable[[], float]
 OwnerResolver = Callable[[ServerCallContext], str]
@@ -68,7 +69,9 @@ class InMemoryVersionedTaskStore(VersionedTaskStore):
         stream_maxlen: int = 1000,
         clock: Clock = time.monotonic,
         owner_resolver: OwnerResolver = resolve_user_scope,
+        history_max_messages: int | None = None,
     ) -> None:
+        self._history_max = history_max_messages
         self._ttl_s = ttl_s
         self._max_tasks = max_tasks
         self._maxlen = stream_maxlen
@@ -114,7 +117,7 @@ class InMemoryVersionedTaskStore(VersionedTaskStore):
         else:
             self._tasks.move_to_end(task.id)
         entry.version = version
-        entry.data = task.SerializeToString()
+        entry.data = trim_history(task, self._history_max).SerializeToString()
         entry.written = now
         if event is not None:
             entry.events.append((version, to_stream_response(event).SerializeToString()))

@@ -427,14 +427,14 @@ def create_target_rate_limiter(settings: ArenaSettings) -> RateLimiter:
     limit = RateLimit.from_settings(settings)
     if settings.redis_url is None or limit.unlimited:
         return LocalRateLimiter(limit)
-    from arena_core.redis_state.keys import RedisKeys  # the package pulls in a2a-sdk
+    # The package pulls in a2a-sdk.
+    from arena_core.redis_state.connection import pooled_redis
+    from arena_core.redis_state.keys import RedisKeys
 
-    redis = Redis.from_url(
+    redis = pooled_redis(
         settings.redis_url,
         max_connections=settings.redis_max_connections,
-        socket_timeout=settings.redis_timeout_s,
-        socket_connect_timeout=settings.redis_timeout_s,
-        health_check_interval=30,
+        timeout_s=settings.redis_timeout_s,
         retry_on_timeout=False,
     )
     return RedisRateLimiter(limit, redis, RedisKeys(settings.redis_namespace), owns_redis=True)

@@ -64,6 +64,7 @@ def create_state_backend(settings: ArenaSettings) -> StateBackend:
             ttl_s=settings.task_ttl_s,
             max_tasks=settings.max_tasks,
             stream_maxlen=settings.event_stream_maxlen,
+            history_max_messages=settings.history_max_messages,
         )
         return StateBackend(
             task_store=store,
@@ -80,7 +81,7 @@ def create_state_backend(settings: ArenaSettings) -> StateBackend:
         )
     clients = RedisClients.connect(config)
     return StateBackend(
-        task_store=RedisTaskStore(clients),
+        task_store=RedisTaskStore(clients, history_max_messages=settings.history_max_messages),
         event_stream=RedisTaskEventStream(clients),
         conversations=RedisConversationStore(
             clients,

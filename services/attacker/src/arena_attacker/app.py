@@ -92,7 +92,7 @@ def create_attacker_app(
         task_store=state.task_store,
         event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
-        on_shutdown=[state.close, rate_limiter.close],
+        on_shutdown=[state.close, rate_limiter.close, runner.aclose],
         limits=RequestLimits.from_settings(settings),
         tokens=tokens,
     )

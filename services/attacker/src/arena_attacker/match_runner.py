@@ -104,6 +104,12 @@ class MatchRunner:
             self._models[side] = ChatModel.from_config(self._settings.model_for(side))
         return self._models[side]
 
+    async def aclose(self) -> None:
+        """Release the connections of the models this runner built (at shutdown)."""
+        models, self._models = list(self._models.values()), {}
+        for model in models:
+            await model.aclose()
+
     def validate(self, request: MatchRequest) -> Judge:
         """Raise InvalidInputError if ``request`` cannot be played here; return its judge."""
         validate_strategy(request.strategy, request.params, request.objective)

@@ -105,6 +105,9 @@ class AnyAgentModel:
         """
         return cls(import_any_agent(), config, client_args=client_args)
 
+    async def aclose(self) -> None:
+        """Nothing to release: any-agent's agents hold no connections of their own between turns."""
+
     async def complete(
         self,
         messages: Sequence[Message],

@@ -98,7 +98,8 @@ def create_defender_app(
         task_store=state.task_store,
         event_stream=state.event_stream,
         task_idle_timeout_s=settings.task_idle_timeout_s,
-        on_shutdown=[state.close],
+        # A model passed in belongs to the caller; one built here is closed here.
+        on_shutdown=[state.close] if model is not None else [state.close, defender_model.aclose],
         limits=RequestLimits.from_settings(settings),
         tokens=tokens,
     )

@@ -31,6 +31,9 @@ class DefenderModel(Protocol):
         max_tokens: int | None = None,
     ) -> ChatReply: ...
 
+    async def aclose(self) -> None:
+        """Release the runtime's connections (at shutdown; the model is not used afterwards)."""
+
 
 def create_defender_model(settings: ArenaSettings) -> DefenderModel:
     """Build the defender's model runtime once, from settings.

@@ -43,7 +43,7 @@ DEFAULT_TOP_P: Final = 0.95
 DEFAULT_MAX_TOKENS: Final = 256
 _MIN_N_CTX: Final = 128
 # Serialises the temporary swap of llama_cpp's default-params factory (see
-# _without_extra_buffer_types), which is process-global.
+# without_extra_buffer_types), which is process-global.
 _PARAMS_SWAP_LOCK: Final = threading.Lock()
 
 
@@ -75,7 +75,7 @@ class _Llama(Protocol):
 
 
 @contextmanager
-def _without_extra_buffer_types(llama_cpp: ModuleType) -> Iterator[None]:
+def without_extra_buffer_types(llama_cpp: ModuleType) -> Iterator[None]:
     """Make ``Llama(...)`` built inside this block load with ``use_extra_bufts=False``.
 
     llama-cpp-python 0.3.x has no constructor argument for this model
@@ -271,7 +271,7 @@ class LlamaCppEngine(ChatEngine):
             if self._extra_buffer_types:
                 llama: _Llama = llama_cpp.Llama(model_path=str(self._path), **options)
             else:
-                with _without_extra_buffer_types(llama_cpp):
+                with without_extra_buffer_types(llama_cpp):
                     llama = llama_cpp.Llama(model_path=str(self._path), **options)
         except (ValueError, RuntimeError, OSError) as error:
             raise ConfigError(f"llama.cpp could not load the model file {self._path}: {error}") from error
@@ -362,4 +362,5 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TOP_P",
     "LlamaCppEngine",
+    "without_extra_buffer_types",
 ]

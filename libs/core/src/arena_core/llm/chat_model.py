@@ -1,7 +1,11 @@
 """Access to any language model through any-llm, with retries and usage.
 
 One :class:`ChatModel` is built per process and side (the provider client is
-created once, not per call). Calls that fail with 429, 5xx, timeouts or
+created once, not per call). llama.cpp-style servers (provider ``llamacpp``: the
+embedded model server, a llama.cpp server) are called directly through
+:class:`~arena_core.llm.openai_compatible.OpenAICompatibleClient`, which costs a
+fraction of any-llm's CPU per call (ADR 0013); every other provider goes through
+any-llm. Calls that fail with 429, 5xx, timeouts or
 connection errors are retried with exponential backoff and jitter; anything
 else fails at once. Every failure that leaves this module is a
 :class:`~arena_core.errors.ModelError` with a sentence a user can act on.
@@ -10,13 +14,16 @@ else fails at once. Every failure that leaves this module is a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from aiohttp import ClientError, InvalidURL
 from any_llm import AnyLLM
 from any_llm.exceptions import (
     AnyLLMError,
@@ -32,10 +39,12 @@ from any_llm.exceptions import (
     UpstreamProviderError,
 )
 from any_llm.providers.openai.base import BaseOpenAIProvider
+from httpx import AsyncClient, TimeoutException, TransportError, UnsupportedProtocol
 from opentelemetry import propagate
 from opentelemetry.trace import SpanKind
 
 from arena_core.errors import ArenaError, ConfigError, ModelRequestError, ModelUnavailableError
+from arena_core.llm.openai_compatible import ModelHttpError, ModelResponseError, OpenAICompatibleClient
 from arena_core.llm.usage import TokenUsage
 from arena_core.settings import ModelConfig
 from arena_core.telemetry import attributes as attrs
@@ -57,6 +66,11 @@ _NON_RETRYABLE = (
     UnsupportedParameterError,
 )
 _RETRYABLE = (RateLimitError, GatewayTimeoutError, UpstreamProviderError)
+
+DIRECT_PROVIDERS = frozenset({"llamacpp"})
+"""Providers called through :class:`OpenAICompatibleClient` instead of any-llm."""
+LLAMACPP_DEFAULT_BASE = "http://127.0.0.1:8080/v1"
+"""any-llm's default for ``llamacpp`` without a base URL (``LLAMACPP_API_BASE`` overrides it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +133,7 @@ class ChatModel:
 
     def __init__(
         self,
-        provider: AnyLLM,
+        provider: AnyLLM | OpenAICompatibleClient,
         model_id: str,
         *,
         timeout_s: float,
@@ -134,7 +148,7 @@ class ChatModel:
         self._sleep = sleep
         # OpenAI-compatible clients take extra headers: the W3C trace context goes to the server
         # (their HTTP client is not the instrumented httpx, so it is injected here).
-        self._propagates = isinstance(provider, BaseOpenAIProvider)
+        self._propagates = isinstance(provider, (BaseOpenAIProvider, OpenAICompatibleClient))
 
     @classmethod
     def from_config(
@@ -151,6 +165,14 @@ class ChatModel:
         unknown provider or a missing API key.
         """
         provider_name = config.model_id.partition(":")[0]
+        if provider_name in DIRECT_PROVIDERS:
+            return cls(
+                _direct_client(config, client_args or {}),
+                config.model_id,
+                timeout_s=config.timeout_s,
+                retry=RetryPolicy(max_retries=config.max_retries),
+                sleep=sleep,
+            )
         # Local OpenAI-compatible servers need no key, but the SDK insists on one.
         api_key = "not-needed" if config.embedded or provider_name == "llamacpp" else None
         try:
@@ -178,6 +200,11 @@ class ChatModel:
             sleep=sleep,
         )
 
+    async def aclose(self) -> None:
+        """Release the HTTP connections of a directly called server (any-llm's clients need nothing)."""
+        if isinstance(self._provider, OpenAICompatibleClient):
+            await self._provider.aclose()
+
     async def complete(
         self,
         messages: Sequence[Message],
@@ -203,14 +230,24 @@ class ChatModel:
             kwargs["seed"] = seed
         messages_list: list[Any] = list(messages)
 
-        async def call() -> Any:
+        async def call() -> ChatReply:
             headers: dict[str, str] = {}
             if self._propagates:
                 propagate.inject(headers)
+            if isinstance(self._provider, OpenAICompatibleClient):
+                data = await self._provider.create(
+                    model=self._model_name,
+                    messages=messages_list,
+                    timeout_s=self._timeout_s,
+                    headers=headers,
+                    **kwargs,
+                )
+                return _reply_from_json(data, self.model_id)
             options: dict[str, Any] = {**kwargs, "extra_headers": headers} if headers else kwargs
-            return await self._provider.acompletion(
+            response = await self._provider.acompletion(
                 model=self._model_name, messages=messages_list, timeout=self._timeout_s, **options
             )
+            return _to_reply(response, self.model_id)
 
         provider, _, model = self.model_id.partition(":")
         attributes: dict[str, Any] = {
@@ -229,7 +266,7 @@ class ChatModel:
             if capture_message_content():
                 span.set_attribute(attrs.GEN_AI_INPUT_MESSAGES, json.dumps(messages_list, default=str))
             try:
-                response, attempts = await call_with_retries(
+                reply, attempts = await call_with_retries(
                     call, model_id=self.model_id, retry=self._retry, sleep=self._sleep
                 )
             except ArenaError as exc:
@@ -237,7 +274,7 @@ class ChatModel:
                 raise
             finally:
                 record_operation_duration(time.perf_counter() - started, attributes)
-            reply = _to_reply(response, self.model_id, attempts)
+            reply = dataclasses.replace(reply, attempts=attempts)
             span.set_attributes(
                 {
                     attrs.GEN_AI_USAGE_INPUT_TOKENS: reply.usage.prompt_tokens,
@@ -273,6 +310,8 @@ async def call_with_retries(
         attempt += 1
         try:
             return await call(), attempt
+        except ModelRequestError:
+            raise  # the answer was read and found wanting (no choices...): already says why
         except Exception as exc:
             retryable, reason = _classify(exc)
             if not retryable:
@@ -297,12 +336,92 @@ def _classify(exc: Exception) -> tuple[bool, str]:
             # Connection errors and timeouts carry no status.
             return True, reason
         return status == 408 or status == 429 or status >= 500, f"HTTP {status}: {reason}"
+    if isinstance(exc, ModelHttpError):
+        status = exc.status_code
+        return status == 408 or status == 429 or status >= 500, reason
+    if isinstance(exc, ModelResponseError):
+        return False, reason
+    if isinstance(exc, (UnsupportedProtocol, InvalidURL)):
+        return False, reason  # a wrong base URL: no retry can fix it
+    if isinstance(exc, TimeoutException):
+        return True, f"timed out ({type(exc).__name__})"
+    if isinstance(exc, (TransportError, ClientError)):
+        return True, reason
     if isinstance(exc, (TimeoutError, ConnectionError, OSError)):
         return True, reason
     return False, f"{type(exc).__name__}: {reason}"
 
 
-def _to_reply(response: Any, model_id: str, attempts: int) -> ChatReply:
+def _direct_client(config: ModelConfig, client_args: Mapping[str, Any]) -> OpenAICompatibleClient:
+    unknown = sorted(set(client_args) - {"http_client"})
+    if unknown:
+        raise ConfigError(f"the OpenAI-compatible client takes only http_client, not {', '.join(unknown)}")
+    http_client = client_args.get("http_client")
+    if http_client is not None and not isinstance(http_client, AsyncClient):
+        raise ConfigError("http_client must be an httpx.AsyncClient")
+    base_url = config.base_url or os.environ.get("LLAMACPP_API_BASE") or LLAMACPP_DEFAULT_BASE
+    return OpenAICompatibleClient(
+        base_url, api_key=os.environ.get("LLAMACPP_API_KEY"), http_client=http_client
+    )
+
+
+def _reply_from_json(data: Mapping[str, Any], model_id: str) -> ChatReply:
+    """A chat-completions JSON object (from a server across a process boundary: checked)."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ModelRequestError(f"model '{model_id}' returned no choices")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ModelRequestError(f"model '{model_id}' returned a choice without a message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ModelRequestError(f"model '{model_id}' returned non-text content")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise ModelRequestError(f"model '{model_id}' returned tool_calls that are not a list")
+    calls: list[ToolCall] = []
+    for call in raw_calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        calls.append(
+            ToolCall(
+                id=_text(call.get("id")),
+                name=_text(function.get("name")),
+                arguments="" if arguments is None else _arguments_text(arguments),
+            )
+        )
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    served = data.get("model")
+    if isinstance(served, str) and served and served != model_id.partition(":")[2]:
+        model_id = f"{model_id.partition(':')[0]}:{served}"
+    finish = choice.get("finish_reason")
+    return ChatReply(
+        content=content or "",
+        tool_calls=tuple(calls),
+        usage=TokenUsage(
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
+            calls=1,
+        ),
+        model_id=model_id,
+        finish_reason=finish if isinstance(finish, str) else None,
+    )
+
+
+def _text(value: object) -> str:
+    """A string field of a server's answer: absent or null is empty."""
+    return "" if value is None else str(value)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _to_reply(response: Any, model_id: str) -> ChatReply:
     if not getattr(response, "choices", None):
         raise ModelRequestError(f"model '{model_id}' returned no choices")
     choice = response.choices[0]
@@ -331,7 +450,6 @@ def _to_reply(response: Any, model_id: str, attempts: int) -> ChatReply:
         ),
         model_id=model_id,
         finish_reason=getattr(choice, "finish_reason", None),
-        attempts=attempts,
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from a2a.utils.errors import InternalError
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
 from arena_core.errors import ArenaError
@@ -54,20 +54,17 @@ class RedisClients:
     @classmethod
     def connect(cls, config: RedisConfig) -> RedisClients:
         """Create the pools; no connection is opened until the first command."""
-        commands = Redis.from_url(
+        commands = pooled_redis(
             config.url,
             max_connections=config.max_connections,
-            socket_timeout=config.timeout_s,
-            socket_connect_timeout=config.timeout_s,
-            health_check_interval=30,
+            timeout_s=config.timeout_s,
             retry_on_timeout=False,
         )
-        blocking = Redis.from_url(
+        blocking = pooled_redis(
             config.url,
             max_connections=config.max_connections,
-            socket_timeout=config.timeout_s + config.block_ms / 1000,
-            socket_connect_timeout=config.timeout_s,
-            health_check_interval=30,
+            timeout_s=config.timeout_s,
+            socket_timeout_s=config.timeout_s + config.block_ms / 1000,
         )
         return cls(commands, blocking, RedisKeys(config.namespace), config)
 
@@ -83,6 +80,37 @@ class RedisClients:
         except (RedisError, OSError) as exc:
             return f"Redis at {redacted(self.config.url)} is not reachable ({type(exc).__name__})"
         return None
+
+
+def pooled_redis(
+    url: str,
+    *,
+    max_connections: int,
+    timeout_s: float,
+    socket_timeout_s: float | None = None,
+    retry_on_timeout: bool | None = None,
+) -> Redis:
+    """A client whose pool holds at most ``max_connections`` and makes a command that finds
+    them all busy wait up to ``timeout_s`` for one (then ``ConnectionError``).
+
+    redis-py's default pool fails such a command at once (``MaxConnectionsError``): an
+    orchestrator running 64 matches with 64 connections refused campaigns under load
+    (bench/campaign.py found it). Socket reads time out after ``socket_timeout_s``
+    (default ``timeout_s``), connects after ``timeout_s``.
+    """
+    options: dict[str, object] = {}
+    if retry_on_timeout is not None:
+        options["retry_on_timeout"] = retry_on_timeout
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        timeout=timeout_s,
+        socket_timeout=timeout_s if socket_timeout_s is None else socket_timeout_s,
+        socket_connect_timeout=timeout_s,
+        health_check_interval=30,
+        **options,
+    )
+    return Redis.from_pool(pool)
 
 
 def redacted(url: str) -> str:

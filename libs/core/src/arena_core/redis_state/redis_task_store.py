@@ -11,9 +11,11 @@ stored version; a write moving the task to CANCELED skips the version check
 but fails if the task is absent or already terminal. Every failed rule raises
 ``ConcurrentTaskModificationError``.
 
-Tasks, their event streams and the indexes expire ``task_ttl_s`` after their
-last write (a2a-sdk never calls ``destroy()``). Tasks are scoped by owner (the
-SDK's owner resolver): another owner's task reads as absent.
+A task's message history is kept to its newest ``history_max_messages`` messages
+(:mod:`arena_core.task_retention`). Tasks, their event streams and the indexes
+expire ``task_ttl_s`` after their last write (a2a-sdk never calls ``destroy()``).
+Tasks are scoped by owner (the SDK's owner resolver): another owner's task reads
+as absent.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from redis.exceptions import ResponseError
 from arena_core.redis_state.connection import RedisClients, a2a_errors
 from arena_core.redis_state.scripts import SAVE_TASK
 from arena_core.task_listing import list_response, sort_key
+from arena_core.task_retention import trim_history
 
 OwnerResolver = Callable[[ServerCallContext], str]
 
@@ -61,7 +64,14 @@ def _version_of(stored: TaskVersion) -> int:
 class RedisTaskStore(VersionedTaskStore):
     """A ``VersionedTaskStore`` shared by every replica through Redis."""
 
-    def __init__(self, clients: RedisClients, *, owner_resolver: OwnerResolver = resolve_user_scope) -> None:
+    def __init__(
+        self,
+        clients: RedisClients,
+        *,
+        owner_resolver: OwnerResolver = resolve_user_scope,
+        history_max_messages: int | None = None,
+    ) -> None:
+        self._history_max = history_max_messages
         self._redis = clients.commands
         self._keys = clients.keys
         self._ttl_ms = int(clients.config.task_ttl_s * 1000)
@@ -80,6 +90,7 @@ class RedisTaskStore(VersionedTaskStore):
     ) -> TaskVersion:
         """Persist ``task`` (and append ``event``) atomically; see the module rules."""
         del prev
+        task = trim_history(task, self._history_max)
         owner = self._owner(context)
         cancel = task.status.state == TaskState.TASK_STATE_CANCELED
         event_bytes = to_stream_response(event).SerializeToString() if event is not None else b""

@@ -158,12 +158,15 @@ def instrument_asgi(app: ASGIApp) -> ASGIApp:
     """``app`` behind the OpenTelemetry ASGI middleware when telemetry is on (else unchanged).
 
     Incoming ``traceparent`` headers continue the caller's trace; health probes are not traced.
+    The middleware's own per-message spans (``http send``/``http receive``: one per ASGI
+    message, so one per streamed event) are left out: they say nothing the server span does
+    not, and exporting them was a measurable part of a turn's CPU (docs/performance.md).
     """
     if not telemetry_enabled():
         return app
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-    return OpenTelemetryMiddleware(app, excluded_urls=_UNTRACED_PATHS)
+    return OpenTelemetryMiddleware(app, excluded_urls=_UNTRACED_PATHS, exclude_spans=["receive", "send"])
 
 
 def shutdown_telemetry() -> None:

@@ -1,0 +1,199 @@
+"""Benchmark 5: a campaign of 500 matches x 5 turns at concurrency 64, model at 50 ms.
+
+Every service runs as its own process, as in Compose: Redis, the OTLP receiver, the
+scripted model server (refusing, so every match plays all five turns), a defender, an
+attacker (the offline ``playbook`` strategy, which asks no model) and an orchestrator.
+The campaign is submitted over the REST API and followed until it is finished.
+
+The model-bound ideal is what an arena that cost nothing would take: every model call
+takes 50 ms and 64 run at once, so ``model calls x 50 ms / 64``. Resident memory of
+every process is read when the first 100 matches are done and again at the end.
+
+:func:`play` is shared with the scaling benchmark (bench/scaling.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from bench.harness import BenchError, Service, Stack, stack
+from bench.scenario import BenchOptions, Outcome
+
+MODEL_LATENCY_MS = 50
+CONCURRENCY = 64
+TURNS = 5
+GOAL = 1.3
+MEMORY_GOAL = 0.10
+EARLY_MATCHES = 100
+
+
+@dataclass
+class CampaignRun:
+    """What one campaign measured."""
+
+    matches: int
+    wall_s: float
+    model_calls: int
+    outcomes: dict[str, int]
+    rss_early: dict[str, int] = field(default_factory=dict)
+    rss_end: dict[str, int] = field(default_factory=dict)
+    cpu_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ideal_s(self) -> float:
+        return self.model_calls * MODEL_LATENCY_MS / 1000 / CONCURRENCY
+
+    @property
+    def ratio(self) -> float:
+        return self.wall_s / self.ideal_s if self.ideal_s else float("nan")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "matches": self.matches,
+            "wall_s": self.wall_s,
+            "model_calls": self.model_calls,
+            "ideal_s": self.ideal_s,
+            "ratio": self.ratio,
+            "matches_per_s": self.matches / self.wall_s,
+            "turns_per_s": self.model_calls / self.wall_s,
+            "outcomes": self.outcomes,
+            "rss_mb_after_first_100": {k: v / 2**20 for k, v in self.rss_early.items()},
+            "rss_mb_at_end": {k: v / 2**20 for k, v in self.rss_end.items()},
+            "cpu_s": self.cpu_s,
+        }
+
+
+def campaign_spec(name: str, defender_url: str, matches: int) -> str:
+    return json.dumps(
+        {
+            "name": name,
+            "attackers": [{"strategy": "playbook"}],
+            "defenders": [{"name": "defender", "url": defender_url}],
+            "objectives": [{"name": "give-up", "phrase": "I Give Up", "judge": "phrase"}],
+            "repetitions": matches,
+            "max_turns": TURNS,
+            "concurrency": CONCURRENCY,
+            "match_timeout_s": 600,
+        }
+    )
+
+
+def play(
+    orchestrator_url: str, defender_url: str, matches: int, processes: dict[str, Service], name: str
+) -> CampaignRun:
+    """Submit a campaign, follow it to the end, and read memory and CPU on the way."""
+    cpu_before = {label: service.cpu_seconds() for label, service in processes.items()}
+    with httpx.Client(base_url=orchestrator_url, timeout=30) as client:
+        started = time.monotonic()
+        response = client.post(
+            "/v1/campaigns",
+            content=campaign_spec(name, defender_url, matches),
+            headers={"Content-Type": "application/json"},
+        )
+        if response.status_code >= 300:
+            raise BenchError(f"the orchestrator refused the campaign: {response.status_code} {response.text}")
+        campaign_id = response.json()["id"]
+        rss_early: dict[str, int] = {}
+        while True:
+            progress = client.get(f"/v1/campaigns/{campaign_id}").json()
+            if not rss_early and progress["done"] >= min(EARLY_MATCHES, matches):
+                rss_early = {label: service.rss_bytes() for label, service in processes.items()}
+            if progress["finished"]:
+                break
+            if time.monotonic() - started > 3600:
+                raise BenchError(f"the campaign did not finish within an hour: {progress}")
+            time.sleep(0.2)
+        wall = time.monotonic() - started
+        rss_end = {label: service.rss_bytes() for label, service in processes.items()}
+        summaries: list[dict[str, Any]] = []
+        while len(summaries) < matches:
+            page = client.get(
+                f"/v1/campaigns/{campaign_id}/matches", params={"offset": len(summaries), "limit": 1000}
+            ).json()
+            if not page["matches"]:
+                break
+            summaries += page["matches"]
+    outcomes: dict[str, int] = {}
+    for summary in summaries:
+        key = summary["outcome"] or summary["disposition"]
+        outcomes[key] = outcomes.get(key, 0) + 1
+    return CampaignRun(
+        matches=matches,
+        wall_s=wall,
+        model_calls=sum(int(summary["turns_used"]) for summary in summaries),
+        outcomes=outcomes,
+        rss_early=rss_early,
+        rss_end=rss_end,
+        cpu_s={label: service.cpu_seconds() - cpu_before[label] for label, service in processes.items()},
+    )
+
+
+def start_arena(bench: Stack, *, defenders: int = 1, orchestrators: int = 1) -> dict[str, Service]:
+    """Model, defenders, attacker and orchestrators for a campaign (the defenders share Redis)."""
+    assert bench.redis is not None
+    model = bench.start_scripted_model("model", MODEL_LATENCY_MS)
+    started = {"model": model}
+    for index in range(defenders):
+        started[f"defender-{index}"] = bench.start_defender(f"defender-{index}", model)
+    attacker = bench.start(
+        "attacker",
+        "attacker",
+        bench.base_env(ARENA_REDIS_URL=bench.redis.url, ARENA_MODEL_BASE_URL=f"{model.url}/v1"),
+    )
+    started["attacker"] = attacker
+    for index in range(orchestrators):
+        started[f"orchestrator-{index}"] = bench.start(
+            "orchestrator",
+            f"orchestrator-{index}",
+            bench.base_env(
+                ARENA_REDIS_URL=bench.redis.url,
+                ARENA_ATTACKER_URL=attacker.url,
+                ARENA_ORCHESTRATOR_CONCURRENCY=str(CONCURRENCY),
+            ),
+        )
+    return started
+
+
+def run(options: BenchOptions) -> Outcome:
+    matches = options.scale(500, 60)
+    with stack() as bench:
+        processes = start_arena(bench)
+        orchestrator, defender = processes["orchestrator-0"], processes["defender-0"]
+        play(orchestrator.url, defender.url, 20, processes, "warm-up")
+        runs = [
+            play(orchestrator.url, defender.url, matches, processes, f"bench-{index}")
+            for index in range(options.rounds)
+        ]
+
+    ratio = min(run.ratio for run in runs)
+    worst = max(run.ratio for run in runs)
+    growth = {
+        label: max(run.rss_end[label] / run.rss_early[label] - 1 for run in runs) for label in runs[0].rss_end
+    }
+    memory_ok = all(value <= MEMORY_GOAL for value in growth.values())
+    met = worst <= GOAL and memory_ok
+    misses = []
+    if worst > GOAL:
+        misses.append(f"{worst:.1f}x the model-bound ideal misses {GOAL}x by {(worst / GOAL - 1) * 100:.0f}%")
+    if not memory_ok:
+        grown = ", ".join(f"{k} +{v * 100:.0f}%" for k, v in growth.items() if v > MEMORY_GOAL)
+        misses.append(f"memory grew: {grown}")
+    first = runs[0]
+    return Outcome(
+        id="campaign",
+        title=f"Campaign, {matches} matches x {TURNS} turns, concurrency {CONCURRENCY}",
+        goal=f"<= {GOAL}x the model-bound ideal (model at {MODEL_LATENCY_MS} ms); RSS within 10%",
+        measured=(
+            f"{ratio:.1f}-{worst:.1f}x ideal ({first.wall_s:.1f} s vs {first.ideal_s:.1f} s, "
+            f"{first.model_calls / first.wall_s:.0f} turns/s); RSS growth max "
+            f"{max(growth.values()) * 100:+.0f}%"
+        ),
+        met=met,
+        explanation="; ".join(misses),
+        details={"runs": [run.as_dict() for run in runs], "rss_growth": growth},
+    )
