@@ -5,8 +5,10 @@ its own defender (model at 0 ms, so that the arena's own cost is all there is to
 The conversations are written by the defender's own stores (``RedisTaskStore.save`` and
 ``RedisConversationStore.append``, the same Lua scripts as a turn runs), each a parked
 input-required task with its event, its index entries and a two-message history, in the
-owner and with the TTLs a defender uses. Then the three defenders are measured in turn,
-round after round: the cost of a new conversation (turn 1) and of a follow-up turn (turn 2).
+owner and with the TTLs a defender uses. A fourth set-up, a second 1k store, is the control:
+the difference between two identical set-ups is the noise floor. Then the defenders are
+measured in small alternating batches, round after round: the cost of a new conversation
+(turn 1) and of a follow-up turn (turn 2), as medians.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from bench.scenario import BenchOptions, Outcome
 
 GOAL = 0.10
 SEED_CONCURRENCY = 64
-BATCHES = 10
+BATCHES = 20
 
 
 def _task(index: int) -> Task:
@@ -76,73 +78,90 @@ async def seed(redis_url: str, count: int) -> None:
         await clients.close()
 
 
+def _label(count: int) -> str:
+    return f"{count // 1000}k" if count >= 1000 and count % 1000 == 0 else str(count)
+
+
 def run(options: BenchOptions) -> Outcome:
     levels = [1_000, 10_000, 100_000] if not options.quick else [100, 1_000, 5_000]
-    conversations = options.scale(300, 40)
+    conversations = options.scale(600, 40)
+    # A control: a second store of the smallest size. The difference between two identical
+    # set-ups is the noise floor (placement of processes and memory, the machine's own drift).
+    setups = {_label(level): level for level in levels}
+    control = f"{_label(levels[0])}-control"
+    setups[control] = levels[0]
     with stack(redis=False) as bench:
         model = bench.start_scripted_model("model", 0)
         defenders = {}
         servers = {}
-        for level in levels:
-            server = servers[level] = bench.start_extra_redis(f"redis-{level}")
+        for name, level in setups.items():
+            server = servers[name] = bench.start_extra_redis(f"redis-{name}")
             asyncio.run(seed(server.url, level))
-            defenders[level] = bench.start_defender(f"defender-{level}", model, ARENA_REDIS_URL=server.url)
+            defenders[name] = bench.start_defender(f"defender-{name}", model, ARENA_REDIS_URL=server.url)
         for defender in defenders.values():
             a2a_load(defender.url, requests=100, turns=2)
-        new: dict[int, list[float]] = {level: [] for level in levels}
-        turn: dict[int, list[float]] = {level: [] for level in levels}
+        new: dict[str, list[float]] = {name: [] for name in setups}
+        turn: dict[str, list[float]] = {name: [] for name in setups}
         rounds = []
-        batch = conversations // BATCHES
+        batch = max(1, conversations // BATCHES)
+        names = list(setups)
         for round_index in range(options.rounds):
-            this_round: dict[int, dict[str, list[float]]] = {
-                level: {"new": [], "turn": []} for level in levels
-            }
-            # Small batches, alternating between the levels (in a changing order), so that
-            # whatever else the machine does hits every level alike.
+            this_round: dict[str, dict[str, list[float]]] = {name: {"new": [], "turn": []} for name in names}
+            # Small batches, alternating between the set-ups (in a changing order), so that
+            # whatever else the machine does hits every one alike.
             for batch_index in range(BATCHES):
-                order = levels if (round_index + batch_index) % 2 == 0 else list(reversed(levels))
-                for level in order:
-                    load = a2a_load(defenders[level].url, requests=2 * batch, turns=2)
-                    this_round[level]["new"] += load.by_turn(1)
-                    this_round[level]["turn"] += load.by_turn(2)
-            for level in levels:
-                new[level] += this_round[level]["new"]
-                turn[level] += this_round[level]["turn"]
+                order = names if (round_index + batch_index) % 2 == 0 else list(reversed(names))
+                for name in order:
+                    load = a2a_load(defenders[name].url, requests=2 * batch, turns=2)
+                    this_round[name]["new"] += load.by_turn(1)
+                    this_round[name]["turn"] += load.by_turn(2)
+            for name in names:
+                new[name] += this_round[name]["new"]
+                turn[name] += this_round[name]["turn"]
             rounds.append(
                 {
-                    level: {
+                    name: {
                         "new_conversation_p50_ms": percentile(values["new"], 50),
                         "turn_p50_ms": percentile(values["turn"], 50),
                     }
-                    for level, values in this_round.items()
+                    for name, values in this_round.items()
                 }
             )
-        keys = {level: int(redis.Redis.from_url(servers[level].url).dbsize()) for level in levels}
+        keys = {name: int(redis.Redis.from_url(servers[name].url).dbsize()) for name in names}
 
-    new_p50 = {level: percentile(values, 50) for level, values in new.items()}
-    turn_p50 = {level: percentile(values, 50) for level, values in turn.items()}
-    growth_new = max(new_p50.values()) / min(new_p50.values()) - 1
-    growth_turn = max(turn_p50.values()) / min(turn_p50.values()) - 1
+    new_p50 = {name: percentile(values, 50) for name, values in new.items()}
+    turn_p50 = {name: percentile(values, 50) for name, values in turn.items()}
+    measured_levels = [_label(level) for level in levels]
+    growth_new = max(new_p50[n] for n in measured_levels) / min(new_p50[n] for n in measured_levels) - 1
+    growth_turn = max(turn_p50[n] for n in measured_levels) / min(turn_p50[n] for n in measured_levels) - 1
+    first = measured_levels[0]
+    noise_new = abs(new_p50[control] / new_p50[first] - 1)
+    noise_turn = abs(turn_p50[control] / turn_p50[first] - 1)
+    trend_new = new_p50[measured_levels[-1]] / new_p50[first] - 1
+    trend_turn = turn_p50[measured_levels[-1]] / turn_p50[first] - 1
     met = growth_new <= GOAL and growth_turn <= GOAL
-    label = "/".join(f"{level // 1000}k" if level >= 1000 else str(level) for level in levels)
+    explanation = (
+        f"{_label(levels[-1])} against {first}: new conversation {trend_new * 100:+.0f}%, turn "
+        f"{trend_turn * 100:+.0f}%; two identical {first} set-ups differ by {noise_new * 100:.0f}% and "
+        f"{noise_turn * 100:.0f}% (the noise floor)"
+    )
     return Outcome(
         id="ageing",
         title="Ageing: stored conversations",
         goal=f"new conversation and turn flat within {GOAL * 100:.0f}% at 1k/10k/100k conversations",
         measured=(
-            f"new conversation {' / '.join(f'{new_p50[level]:.1f}' for level in levels)} ms, "
-            f"turn {' / '.join(f'{turn_p50[level]:.1f}' for level in levels)} ms at {label} "
-            f"(spread {growth_new * 100:.0f}% and {growth_turn * 100:.0f}%)"
+            f"new conversation {' / '.join(f'{new_p50[n]:.2f}' for n in measured_levels)} ms, "
+            f"turn {' / '.join(f'{turn_p50[n]:.2f}' for n in measured_levels)} ms at "
+            f"{'/'.join(measured_levels)} (spread {growth_new * 100:.0f}% and {growth_turn * 100:.0f}%)"
         ),
         met=met,
-        explanation=""
-        if met
-        else "the spread exceeds the goal; see details.rounds for the per-round medians",
+        explanation=explanation,
         details={
             "levels": levels,
-            "conversations_per_batch": conversations,
-            "new_conversation_ms": {level: summary_ms(values) for level, values in new.items()},
-            "turn_ms": {level: summary_ms(values) for level, values in turn.items()},
+            "conversations_per_round": conversations,
+            "new_conversation_ms": {name: summary_ms(values) for name, values in new.items()},
+            "turn_ms": {name: summary_ms(values) for name, values in turn.items()},
+            "noise_floor": {"new_conversation": noise_new, "turn": noise_turn},
             "redis_keys": keys,
             "rounds": rounds,
         },

@@ -179,7 +179,17 @@ def run(options: BenchOptions) -> Outcome:
     met = worst <= GOAL and memory_ok
     misses = []
     if worst > GOAL:
-        misses.append(f"{worst:.1f}x the model-bound ideal misses {GOAL}x by {(worst / GOAL - 1) * 100:.0f}%")
+        best_run = min(runs, key=lambda run: run.ratio)
+        per_match = ", ".join(
+            f"{label} {cpu / best_run.matches * 1000:.0f} ms"
+            for label, cpu in sorted(best_run.cpu_s.items(), key=lambda item: -item[1])
+        )
+        busy = sum(best_run.cpu_s.values()) / best_run.wall_s
+        misses.append(
+            f"{worst:.1f}x the model-bound ideal misses {GOAL}x by {(worst / GOAL - 1) * 100:.0f}%: "
+            f"CPU per match {per_match}, which kept {busy:.1f} cores busy; the ideal needs "
+            f"{CONCURRENCY * 1000 // MODEL_LATENCY_MS} turns/s"
+        )
     if not memory_ok:
         grown = ", ".join(f"{k} +{v * 100:.0f}%" for k, v in growth.items() if v > MEMORY_GOAL)
         misses.append(f"memory grew: {grown}")

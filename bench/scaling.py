@@ -98,13 +98,26 @@ def run(options: BenchOptions) -> Outcome:
         n: {label: sum(run.cpu_s[label] for run in runs) / len(runs) for label in runs[0].cpu_s}
         for n, runs in results.items()
     }
+    busy = {n: max(sum(run.cpu_s.values()) / run.wall_s for run in runs) for n, runs in results.items()}
+    cpu_per_match = {
+        n: min(sum(run.cpu_s.values()) / run.matches for run in runs) * 1000 for n, runs in results.items()
+    }
+    explanation = (
+        "arena processes kept "
+        + ", ".join(f"{busy[n]:.1f}" for n in REPLICAS)
+        + " of the machine's cores busy and spent "
+        + ", ".join(f"{cpu_per_match[n]:.0f}" for n in REPLICAS)
+        + f" ms of CPU per match with {', '.join(map(str, REPLICAS))} replicas: the work is CPU-bound "
+        "and one replica of each already spreads it over both cores, so more replicas only add "
+        "their own overhead (pools, polling, heartbeats) on the same cores"
+    )
     return Outcome(
         id="scaling",
         title="Scaling: defender replicas and orchestrator workers",
         goal="report the curve for 1, 2, 4 replicas on this machine and explain it",
         measured=curve,
         met=None,
-        explanation="",
+        explanation=explanation,
         details={
             "matches": matches,
             "turns": TURNS,

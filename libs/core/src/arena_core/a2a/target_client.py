@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import time
 import uuid
@@ -54,6 +55,7 @@ from a2a.client.card_resolver import parse_agent_card
 from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
+    CancelTaskRequest,
     Message,
     Part,
     Role,
@@ -83,8 +85,12 @@ from arena_core.rate_limit import (
     target_origin,
 )
 
+logger = logging.getLogger(__name__)
+
 SUPPORTED_BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
 MAX_CARD_BYTES = 1_000_000
+RELEASE_TIMEOUT_S = 5.0
+"""How long :meth:`A2ATarget.close` waits for the target to cancel the tasks left parked."""
 REDACTED = "[redacted]"
 CREDENTIALS_HINT = (
     "name an ARENA_TARGET_TOKEN_* variable of the attacker in the match's target_token_env "
@@ -426,6 +432,8 @@ class A2ATarget:
         self._client = client
         self._owned_http = owned_http
         self._credentials = credentials
+        self._parked: set[str] = set()
+        """Ids of tasks this client left waiting for input (released by :meth:`close`)."""
 
     def __repr__(self) -> str:
         return f"A2ATarget(url={self.url!r}, binding={self.binding!r}, version={self.protocol_version!r})"
@@ -497,6 +505,10 @@ class A2ATarget:
         if last is None:
             raise TargetProtocolError(f"target {self.url} returned no answer to a message")
         reply = _reply_from(last, fallback_context=context_id)
+        if task_id:
+            self._parked.discard(task_id)
+        if reply.open and reply.task_id:
+            self._parked.add(reply.task_id)
         if self._credentials is None:
             return reply
         # A target that echoes the credentials must not get them into transcripts.
@@ -512,8 +524,32 @@ class A2ATarget:
     def _redact(self, message: str) -> str:
         return self._credentials.redact(message) if self._credentials else message
 
+    async def _cancel_quietly(self, task_id: str) -> None:
+        try:
+            await self._client.cancel_task(CancelTaskRequest(id=task_id))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the target answers, the match is over
+            logger.debug("target %s did not cancel task %s: %s", self.url, task_id, self._redact(str(exc)))
+
     async def close(self) -> None:
-        """Release the connection (the httpx client too, when this target made it)."""
+        """Cancel the tasks this client left waiting for input, then release the connection (the
+        httpx client too, when this target made it).
+
+        The cancels are a courtesy to the target: a task parked in input-required holds its
+        agent's resources until the agent's own idle timeout (the arena's defender keeps an
+        active task in memory for each; docs/performance.md). They are best effort, at most
+        :data:`RELEASE_TIMEOUT_S` in all, and a target that refuses or ignores them changes
+        nothing for the match, which is over.
+        """
+        parked, self._parked = sorted(self._parked), set()
+        if parked:
+            try:
+                async with asyncio.timeout(RELEASE_TIMEOUT_S):
+                    for task_id in parked:  # one at a time, like every other request of a match
+                        await self._cancel_quietly(task_id)
+            except TimeoutError:
+                logger.debug("target %s did not answer every cancel within %s s", self.url, RELEASE_TIMEOUT_S)
         # A client given a shared httpx client leaves it open on close().
         await self._client.close()
         if self._owned_http is not None:
