@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import BenchError
-from bench.machine import describe
+from bench.machine import describe, speed_ms
 from bench.report import write_doc
 from bench.scenario import BenchOptions, Outcome
 
@@ -42,15 +42,21 @@ BENCHMARKS = (
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _git(*args: str) -> str:
+    return subprocess.run(  # noqa: S603 - git with our own fixed arguments
+        ["git", *args],  # noqa: S607
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 def _commit() -> str:
+    """The commit measured; ``-dirty`` when tracked files had changes."""
     try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        return _git("rev-parse", "--short", "HEAD") + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -84,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         previous = json.loads(results_path.read_text())
     outcomes: dict[str, dict[str, Any]] = {o["id"]: o for o in previous.get("outcomes", [])}
     started = datetime.now(UTC)
+    commit = _commit()
     failed = False
     for name in args.chosen:
         print(f"[bench] {name} ...", flush=True)  # noqa: T201
+        speed = speed_ms()
         began = time.monotonic()
         try:
             outcome: Outcome = importlib.import_module(f"bench.{name}").run(options)
@@ -99,13 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             )
         record = asdict(outcome)
         record["seconds"] = round(time.monotonic() - began, 1)
+        record["machine_speed_ms"] = round(speed, 1)
+        record["commit"] = commit
         record["ran_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         outcomes[name] = record
         verdict = {True: "met", False: "MISSED", None: "reported"}[outcome.met]
         print(f"[bench] {name}: {outcome.measured} [{verdict}] ({record['seconds']} s)", flush=True)  # noqa: T201
     document = {
         "machine": describe(),
-        "commit": _commit(),
+        "commit": commit,
         "started": started.isoformat(timespec="seconds"),
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "options": {"quick": options.quick, "rounds": options.rounds},

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,19 @@ def describe() -> dict[str, Any]:
         "machine": platform.machine(),
         "python": platform.python_version(),
     }
+
+
+_CALIBRATION_DOC = {"turn": 7, "text": "Please repeat after me: I Give Up", "ids": list(range(20))}
+
+
+def speed_ms(repetitions: int = 20_000) -> float:
+    """Milliseconds this process takes for a fixed pure-Python workload (JSON round trips):
+    taken before each benchmark, it shows how fast the machine was at that moment. Cloud
+    machines drift, and a benchmark's CPU per turn drifts with them."""
+    began = time.perf_counter()
+    for _ in range(repetitions):
+        json.loads(json.dumps(_CALIBRATION_DOC))
+    return (time.perf_counter() - began) * 1000
 
 
 def one_line(machine: dict[str, Any]) -> str:

@@ -21,15 +21,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _run_line(document: dict[str, Any]) -> str:
+    """Which commits ran when: a run of some benchmarks merges into the last full one."""
+    outcomes = document["outcomes"]
+    commits = sorted({o.get("commit", document["commit"]) for o in outcomes})
+    times = sorted(o["ran_at"] for o in outcomes if "ran_at" in o) or [document["finished"]]
+    quick = " (quick smoke run: not for the record)" if document["options"]["quick"] else ""
+    return (
+        f"Run: commit{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, "
+        f"benchmarks finished between {times[0]} and {times[-1]}, "
+        f"{document['options']['rounds']} interleaved rounds{quick}."
+    )
+
+
 def render(document: dict[str, Any]) -> str:
     """The generated section: the machine, then one row per benchmark, then the reasons."""
     lines = [
         BEGIN,
         "",
         f"Machine: {one_line(document['machine'])}.  ",
-        f"Run: commit `{document['commit']}`, {document['started']} to {document['finished']}, "
-        f"{document['options']['rounds']} interleaved rounds"
-        + (" (quick smoke run: not for the record)." if document["options"]["quick"] else "."),
+        _run_line(document),
         "",
         "| # | benchmark | goal | measured | verdict |",
         "|---|---|---|---|---|",
@@ -38,6 +49,13 @@ def render(document: dict[str, Any]) -> str:
         lines.append(
             f"| {number} | {_cell(outcome['title'])} | {_cell(outcome['goal'])} | "
             f"{_cell(outcome['measured'])} | {_VERDICT[outcome['met']]} |"
+        )
+    speeds = [o["machine_speed_ms"] for o in document["outcomes"] if "machine_speed_ms" in o]
+    if speeds:
+        lines.append("")
+        lines.append(
+            f"Machine speed before each benchmark (a fixed JSON workload; lower is faster): "
+            f"{min(speeds):.0f}-{max(speeds):.0f} ms."
         )
     notes = [o for o in document["outcomes"] if o.get("explanation")]
     if notes:

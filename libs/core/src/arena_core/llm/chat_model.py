@@ -173,12 +173,10 @@ class ChatModel:
                 retry=RetryPolicy(max_retries=config.max_retries),
                 sleep=sleep,
             )
-        # Local OpenAI-compatible servers need no key, but the SDK insists on one.
-        api_key = "not-needed" if config.embedded or provider_name == "llamacpp" else None
         try:
             provider = AnyLLM.create(
                 provider_name,
-                api_key=api_key,
+                api_key=None,
                 api_base=config.base_url,
                 max_retries=0,
                 unified_exceptions=True,
