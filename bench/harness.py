@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -52,8 +53,8 @@ def percentile(values: Sequence[float], pct: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(pct / 100.0 * len(ordered) + 0.5) - 1))
-    return ordered[rank]
+    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))  # the smallest value with pct% at or below it
+    return ordered[min(rank, len(ordered)) - 1]
 
 
 def summary_ms(values: Sequence[float]) -> dict[str, float]:
