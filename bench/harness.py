@@ -251,31 +251,13 @@ class Stack:
 
     def start(self, kind: str, name: str, env: Mapping[str, str], *, ready_timeout_s: float = 120) -> Service:
         """Start ``kind`` (defender, attacker, orchestrator, model) and wait until it is ready."""
-        port = free_port()
-        log_dir = self.workdir / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = log_dir / f"{name}.log"
         gc_file = self.workdir / f"{name}.gc.json"
-        command = [
-            sys.executable,
-            str(BENCH_DIR / "service_probe.py"),
+        handle = self.services.start(
             kind,
-            "--host",
-            LOOPBACK,
-            "--port",
-            str(port),
-        ]
-        with log_path.open("ab") as log:
-            process = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**env, "BENCH_GC_FILE": str(gc_file)},
-                start_new_session=True,
-            )
-        handle = ServiceProcess(name, f"http://{LOOPBACK}:{port}", process, log_path, 2.0)
-        self.services.services.append(handle)
+            name=name,
+            env={**env, "BENCH_GC_FILE": str(gc_file)},
+            launcher=[sys.executable, str(BENCH_DIR / "service_probe.py")],
+        )
         self.services.wait_ready(handle, timeout_s=ready_timeout_s)
         service = Service(handle, gc_file)
         self.started.append(service)
@@ -322,7 +304,8 @@ def stack(*, redis: bool = True, tracing: bool = True, keep_dir: Path | None = N
     """A fresh set of processes in a temporary directory (logs kept in ``keep_dir`` if given)."""
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as raw:
         workdir = keep_dir or Path(raw)
-        built = Stack(workdir=workdir, services=LocalServices(workdir / "logs"))
+        # Every variable a service gets comes from base_env(): nothing of the caller's ARENA_*.
+        built = Stack(workdir=workdir, services=LocalServices(workdir / "logs", env={}))
         try:
             if redis:
                 built.start_redis()

@@ -100,21 +100,22 @@ class LocalServices:
         env: Mapping[str, str] | None = None,
         name: str | None = None,
         port: int | None = None,
+        launcher: Sequence[str] | None = None,
     ) -> ServiceProcess:
         """Start ``arena serve KIND`` on ``port`` (default: a free loopback port).
 
         ``name`` tells replicas apart: it names the log file (default: ``KIND``).
+        ``launcher`` replaces ``python -m arena serve`` (the benchmarks' GC probe); it is
+        given ``KIND --host ... --port ...`` like the ``arena-<kind>`` entry points.
         """
         port = port or free_port()
         self._log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self._log_dir / f"{name or kind}.log"
-        child_env = {**self._env, **(env or {}), "PYTHONUNBUFFERED": "1"}
-        child_env.pop("ARENA_PUBLIC_URL", None)
+        inherited = dict(self._env)
+        inherited.pop("ARENA_PUBLIC_URL", None)  # a parent's own URL is never a child's
+        child_env = {**inherited, **(env or {}), "PYTHONUNBUFFERED": "1"}
         command = [
-            sys.executable,
-            "-m",
-            "arena",
-            "serve",
+            *(launcher or (sys.executable, "-m", "arena", "serve")),
             kind,
             "--host",
             LOOPBACK,
