@@ -94,7 +94,7 @@ async def test_a_target_that_refuses_or_ignores_the_cancel_does_not_hold_close(
     assert await _state(arena, reply.task_id or "") == "TASK_STATE_INPUT_REQUIRED"
 
 
-async def test_a_finished_task_is_not_canceled(arena: InProcessArena) -> None:
+async def test_close_without_a_message_cancels_nothing(arena: InProcessArena) -> None:
     _defender(arena)
     wrapper = _CancelRefusedOrStuck(arena.apps["defender"], stuck=False)
     arena.add("defender", wrapper)
