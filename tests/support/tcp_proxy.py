@@ -251,10 +251,15 @@ class RoundRobinProxy:
         self.stop()
 
     async def _connect(self) -> tuple[_Connection, asyncio.StreamReader, asyncio.StreamWriter] | None:
-        for _ in range(len(self.upstreams)):
+        # Each connection tries every upstream once, from its own turn on: connections opened
+        # at the same time must not share one cursor, or one of them could be handed the dead
+        # upstream twice and none of the live ones.
+        with self._lock:
+            first = self._next
+            self._next += 1
+        for offset in range(len(self.upstreams)):
+            index = (first + offset) % len(self.upstreams)
             with self._lock:
-                index = self._next % len(self.upstreams)
-                self._next += 1
                 self._connecting[index] += 1
             host, port = self.upstreams[index]
             connection: _Connection | None = None
