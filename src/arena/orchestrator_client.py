@@ -12,7 +12,7 @@ import httpx
 
 from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord
-from arena_orchestrator.errors import NotFoundError
+from arena_orchestrator.errors import NotFoundError, TooManyCampaignsError
 
 
 class OrchestratorAuthError(ArenaError):
@@ -126,6 +126,12 @@ def _error_from(response: httpx.Response, base_url: str, *, sent_token: bool) ->
         return OrchestratorAuthError(
             f"the orchestrator at {base_url} refused the request: {message} "
             "(ARENA_ORCHESTRATOR_TOKEN is a read-only token; this needs one of its ARENA_API_TOKENS)"
+        )
+    if response.status_code == 429:
+        retry_after = response.headers.get("retry-after", "")
+        wait_s = int(retry_after) if retry_after.isdigit() else 0
+        return TooManyCampaignsError(
+            f"the orchestrator at {base_url} refused the request (429): {message}", retry_after_s=wait_s
         )
     if response.status_code in (400, 413, 415, 422):
         return InvalidInputError(message)

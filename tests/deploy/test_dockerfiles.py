@@ -46,6 +46,13 @@ SERVICES = [
 ]
 
 
+def test_the_service_list_is_every_service_dockerfile() -> None:
+    found = {path.parent.name for path in (REPO / "services").glob("*/Dockerfile")}
+    assert found == {service.name for service in SERVICES}, (
+        "services/*/Dockerfile and SERVICES differ: add the new service (name, default port) above"
+    )
+
+
 # --- reading Dockerfiles ---------------------------------------------------------------------------
 
 
@@ -260,18 +267,37 @@ def dockerfile(service: Service) -> Dockerfile:
 # --- lint ------------------------------------------------------------------------------------------
 
 
-def test_hadolint_passes(tools_bin: Path, service: Service) -> None:
-    done = subprocess.run(
-        [str(tools_bin / "hadolint"), "--no-color", str(service.dockerfile.relative_to(REPO))],
+def _hadolint(tools_bin: Path, home: Path, dockerfile: Path) -> subprocess.CompletedProcess[str]:
+    """hadolint with its default rules: a HOME and XDG_CONFIG_HOME of its own (so no user's
+    ``~/.config/hadolint.yaml`` or ``~/.hadolint.yaml`` can relax them) and no ``HADOLINT_*``
+    variables (they can ignore rules or turn failures off)."""
+    home.mkdir(exist_ok=True)
+    (home / "config").mkdir(exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
+    return subprocess.run(
+        [str(tools_bin / "hadolint"), "--no-color", str(dockerfile)],
         cwd=REPO,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_hadolint_passes(tools_bin: Path, service: Service, tmp_path: Path) -> None:
+    done = _hadolint(tools_bin, tmp_path / "home", service.dockerfile.relative_to(REPO))
     findings = (done.stdout + done.stderr).strip()
     assert done.returncode == 0, f"hadolint findings:\n{findings}"
     assert not findings, f"hadolint printed findings below the failure threshold:\n{findings}"
+
+
+def test_hadolint_as_run_here_still_fails_a_bad_dockerfile(tools_bin: Path, tmp_path: Path) -> None:
+    """The lint above is not toothless: the same invocation fails on a rule it must enforce."""
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM python:latest\nRUN cd /tmp && echo hi\n", encoding="utf-8")
+    done = _hadolint(tools_bin, tmp_path / "home", bad)
+    assert done.returncode != 0 and "DL3007" in done.stdout, done.stdout + done.stderr
 
 
 def test_every_hadolint_ignore_is_justified(dockerfile: Dockerfile) -> None:

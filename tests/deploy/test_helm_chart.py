@@ -693,6 +693,10 @@ def test_configmap_skips_empty_values_and_computes_the_wiring(default_docs: list
     assert "ARENA_MODEL_BASE_URL" not in data
     assert data["ARENA_DEFENDER_URL"] == f"http://{RELEASE}-defender:8081"
     assert data["ARENA_ATTACKER_URL"] == f"http://{RELEASE}-attacker:8082"
+    # The release's own token (ARENA_TARGET_TOKEN_ARENA) may go to its own defenders only.
+    assert data["ARENA_TARGET_CREDENTIAL_ORIGINS"] == (
+        f"ARENA=http://{RELEASE}-defender:8081 http://{RELEASE}-defender-naive:8081"
+    )
     assert data["ARENA_DEFENDER_PHRASE"] == "I Give Up"
     assert data["ARENA_CAMPAIGN_TTL_S"] == "2592000"
     assert not [key for key in data if key.startswith("OTEL_")], "nothing is exported by default"
@@ -720,6 +724,21 @@ def test_public_url_is_configurable(tools_bin: Path) -> None:
         env_of(by_component(docs, "Deployment")["defender"])["ARENA_PUBLIC_URL"]
         == "https://defender.example.com"
     )
+    # The release's token may follow the defender's card to its public origin.
+    scope = config_data(docs)["ARENA_TARGET_CREDENTIAL_ORIGINS"].removeprefix("ARENA=").split()
+    assert scope == [
+        f"http://{RELEASE}-defender:8081",
+        "https://defender.example.com",
+        f"http://{RELEASE}-defender-naive:8081",
+    ]
+
+
+def test_the_release_token_scope_can_be_replaced_and_is_absent_without_auth(tools_bin: Path) -> None:
+    own = "ARENA=http://d:8081;PROD=https://agent.example.com"
+    docs = render(tools_bin, "--set-string", f"config.ARENA_TARGET_CREDENTIAL_ORIGINS={own}")
+    assert config_data(docs)["ARENA_TARGET_CREDENTIAL_ORIGINS"] == own
+    docs = render(tools_bin, "--set", "auth.enabled=false")
+    assert "ARENA_TARGET_CREDENTIAL_ORIGINS" not in config_data(docs)
 
 
 def test_settings_reach_every_arena_deployment(tools_bin: Path, tmp_path: Path) -> None:

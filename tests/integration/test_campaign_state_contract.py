@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -46,10 +46,9 @@ from arena_orchestrator.progress import build_progress
 from arena_orchestrator.redis_campaign_store import RedisCampaignStore
 from support.campaign_backends import Backend, open_backend, open_redis_backend
 from support.redis_server import RedisServer
+from support.worker_runs import Waits
 
 pytestmark = pytest.mark.asyncio
-
-T = TypeVar("T")
 
 CAMPAIGN_TTL_S = 60
 LONG_LEASE_S = 30.0
@@ -197,16 +196,8 @@ async def progress_of(store: CampaignStore, campaign_id: str) -> CampaignProgres
 # --- waiting ----------------------------------------------------------------------------------------
 
 
-async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout_s: float = DEADLINE_S) -> T:
-    """Poll ``check`` until it returns something truthy; fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s} s: {what}")
-        await asyncio.sleep(0.02)
+WAITS = Waits(DEADLINE_S)
+eventually = WAITS.eventually
 
 
 async def _taken(grant: Awaitable[str]) -> bool:

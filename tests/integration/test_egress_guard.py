@@ -10,23 +10,20 @@ that records every request it is given.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import json
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
 
 from arena_attacker.app import create_attacker_app
 from arena_attacker.match_runner import MatchRunner
@@ -42,6 +39,7 @@ from arena_orchestrator.match_player import RemoteAttackerPlayer
 from conftest import InProcessArena
 from support.asgi import HostRouter, client_for
 from support.minimal_agent import create_minimal_app
+from support.uvicorn_server import bound_socket, serve_app
 
 pytestmark = pytest.mark.asyncio
 
@@ -82,32 +80,8 @@ def listener() -> Iterator[CountingListener]:
     outside.close()
 
 
-@contextlib.asynccontextmanager
-async def serve(app: ASGIApp, sock: socket.socket) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on the bound socket ``sock``; yields its URL."""
-    host, port = sock.getsockname()[:2]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    )
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    deadline = time.monotonic() + 5
-    while not server.started:
-        if serving.done() or time.monotonic() > deadline:
-            raise AssertionError("the test server did not start")
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)
-        sock.close()
-
-
 def bound(host: str = ALLOWED, port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    return sock
+    return bound_socket(host, port, reuse_address=True)
 
 
 def card_json(interface_url: str) -> dict[str, Any]:
@@ -201,7 +175,7 @@ async def test_a_refused_match_is_an_error_of_its_own_kind_and_names_no_credenti
 
 async def test_a_card_whose_interface_points_outside_is_refused(listener: CountingListener) -> None:
     server = Recorder({"/.well-known/agent-card.json": JSONResponse(card_json(f"{listener.url}/"))})
-    async with serve(server.app, bound()) as url:
+    async with serve_app(server.app, bound()) as url:
         with pytest.raises(TargetNotAllowedError) as caught:
             await connect_target(url, guard=guard_for(ALLOWED))
         result = await MatchRunner(load_settings(target_allowlist=ALLOWED)).run(MatchRequest(target=url))
@@ -217,7 +191,7 @@ async def test_a_card_whose_interface_points_outside_is_refused(listener: Counti
 
 async def test_a_card_pointing_at_cloud_metadata_is_refused_by_default() -> None:
     server = Recorder({"/.well-known/agent-card.json": JSONResponse(card_json("http://169.254.169.254/"))})
-    async with serve(server.app, bound()) as url:
+    async with serve_app(server.app, bound()) as url:
         result = await MatchRunner(load_settings()).run(MatchRequest(target=url))
     assert result.outcome == "error" and result.error_kind == "target_not_allowed"
     assert (
@@ -229,7 +203,7 @@ async def test_a_card_pointing_at_cloud_metadata_is_refused_by_default() -> None
 async def test_a_redirect_outside_is_refused_when_followed(listener: CountingListener, status: int) -> None:
     target = f"{listener.url}/.well-known/agent-card.json"
     server = Recorder({"/go": RedirectResponse(target, status_code=status)})
-    async with serve(server.app, bound()) as url:
+    async with serve_app(server.app, bound()) as url:
         async with guarded_client(guard_for(ALLOWED), timeout=httpx.Timeout(5)) as http:
             with pytest.raises(
                 TargetNotAllowedError, match=re.escape("127.0.0.2 is not on the target allowlist")
@@ -237,7 +211,7 @@ async def test_a_redirect_outside_is_refused_when_followed(listener: CountingLis
                 await http.get(f"{url}/go", follow_redirects=True)
         # Through the target client (which does not follow redirects): no card, no connection.
         redirecting = Recorder({"/.well-known/agent-card.json": RedirectResponse(target, status_code=status)})
-        async with serve(redirecting.app, bound()) as card_url:
+        async with serve_app(redirecting.app, bound()) as card_url:
             with pytest.raises(AgentCardError, match=f"HTTP {status}"):
                 await connect_target(card_url, guard=guard_for(ALLOWED))
     assert server.hosts == [url.removeprefix("http://")]
@@ -250,7 +224,7 @@ async def test_a_redirect_outside_is_refused_when_followed(listener: CountingLis
 async def test_localhost_allowed_by_name_plays_a_whole_match() -> None:
     sock = bound()
     port = sock.getsockname()[1]
-    async with serve(create_minimal_app(f"http://localhost:{port}", comply=True), sock):
+    async with serve_app(create_minimal_app(f"http://localhost:{port}", comply=True), sock):
         runner = MatchRunner(load_settings(target_allowlist="localhost"))
         result = await runner.run(MatchRequest(target=f"http://localhost:{port}", max_turns=4))
         assert result.outcome == "attacker_won", result.error
@@ -325,7 +299,7 @@ async def test_a_name_off_the_list_is_not_even_resolved() -> None:
 async def test_dns_rebinding_cannot_reach_the_second_address(listener: CountingListener) -> None:
     # Same port on both addresses: only the address decides where a connection lands.
     server = Recorder({})
-    async with serve(server.app, _bound_same_port(listener.port)):
+    async with serve_app(server.app, _bound_same_port(listener.port)):
         resolver, asked = stub_resolver([ALLOWED], [OUTSIDE])
         name = f"rebind.test:{listener.port}"
         async with guarded_client(guard_for(ALLOWED, resolver), timeout=httpx.Timeout(5)) as http:
@@ -366,7 +340,7 @@ async def test_the_next_checked_address_is_tried_when_one_refuses_the_connection
     port = sock.getsockname()[1]
     resolver, _ = stub_resolver(["127.0.0.3", ALLOWED])  # nothing listens on 127.0.0.3
     guard = guard_for("127.0.0.0/8", resolver)
-    async with serve(server.app, sock), guarded_client(guard, timeout=httpx.Timeout(5)) as http:
+    async with serve_app(server.app, sock), guarded_client(guard, timeout=httpx.Timeout(5)) as http:
         response = await http.get(f"http://two.test:{port}/")
     assert response.text == "hello"
     assert server.hosts == [f"two.test:{port}"]

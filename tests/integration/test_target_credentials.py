@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import traceback
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -21,6 +27,7 @@ from arena_core.a2a.target_client import TargetCredentials
 from arena_core.errors import AgentCardError, InvalidInputError, TargetError
 from arena_core.match_models import MatchRequest, MatchResult
 from arena_core.settings import load_settings
+from arena_core.telemetry.spans import INSTRUMENTATION_NAME
 from conftest import InProcessArena
 from support.asgi import client_for
 
@@ -294,3 +301,190 @@ def _card_app(card: dict[str, Any]) -> Starlette:
         return JSONResponse(card)
 
     return Starlette(routes=[Route("/.well-known/agent-card.json", serve)])
+
+
+# --- the token never reaches logs or spans ----------------------------------------------------
+
+A2A_SDK_SCOPE = "a2a-python-sdk"
+"""a2a-sdk's own spans: off in the services (configure_telemetry defaults
+OTEL_INSTRUMENTATION_A2A_SDK_ENABLED to false before a2a is imported), on in this test process
+(nothing sets the variable before the import), so they are not held to the arena's rule here."""
+
+
+class LeakWatch:
+    """Every log record (every logger, DEBUG and up) and every span finished while it is on."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture, exporter: InMemorySpanExporter) -> None:
+        self.caplog = caplog
+        self.exporter = exporter
+
+    def assert_never_logged(self, secret: str, *, target_loggers: tuple[str, ...] = ()) -> None:
+        """No record shows ``secret``: not its message, arguments, extras, exception or stack.
+
+        ``target_loggers``: prefixes of loggers that run inside the *target* (an in-process
+        a2a-sdk server); what a target logs about the token it was sent is its own business.
+        """
+        records = [
+            r for r in self.caplog.records if not (target_loggers and r.name.startswith(target_loggers))
+        ]
+        assert any(r.levelno == logging.DEBUG for r in records), "no DEBUG record: the capture is off"
+        for record in records:
+            texts = [record.getMessage(), repr(record.args), repr(record.__dict__)]
+            if record.exc_info and record.exc_info[1] is not None:
+                texts.append("".join(traceback.format_exception(record.exc_info[1])))
+                texts.extend(repr(exc.args) for exc in _exception_chain(record.exc_info[1]))
+            texts += [record.exc_text or "", record.stack_info or ""]
+            for text in texts:
+                assert secret not in text, f"{record.name} logged the token: {record.getMessage()!r}"
+
+    def assert_never_traced(self, secret: str) -> None:
+        """No span shows ``secret``: not its name, attributes, events (exceptions), links, status."""
+        spans = [s for s in self.exporter.get_finished_spans() if _scope(s) != A2A_SDK_SCOPE]
+        assert any(_scope(s) == INSTRUMENTATION_NAME for s in spans), "no arena span: the provider is off"
+        for span in spans:
+            texts = [span.name, repr(dict(span.attributes or {})), span.status.description or ""]
+            for event in span.events:
+                texts += [event.name, repr(dict(event.attributes or {}))]
+            texts += [repr(dict(link.attributes or {})) for link in span.links]
+            for text in texts:
+                if secret in text:
+                    at = text.index(secret)
+                    pytest.fail(f"span {span.name!r} shows the token: …{text[max(0, at - 200) : at + 40]!r}")
+
+
+def _scope(span: ReadableSpan) -> str:
+    return span.instrumentation_scope.name if span.instrumentation_scope else ""
+
+
+def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) not in seen:
+            seen.add(id(current))
+            yield current
+            stack += [e for e in (current.__cause__, current.__context__) if e is not None]
+
+
+@pytest.fixture
+def leak_watch(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[LeakWatch]:
+    """Logs of every logger at DEBUG, and spans through an SDK provider with an in-memory exporter.
+
+    The arena asks ``trace.get_tracer`` for its tracer on every span (arena_core.telemetry.spans),
+    so the global provider is swapped for this test only: monkeypatch puts the previous one back,
+    and the exporter is stopped so a span ended later (a background task's) is dropped, not kept.
+    """
+    caplog.set_level(logging.DEBUG)
+    for name, existing in list(logging.root.manager.loggerDict.items()):
+        if isinstance(existing, logging.Logger) and existing.level > logging.DEBUG:
+            caplog.set_level(logging.DEBUG, logger=name)  # caplog restores the level at teardown
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    assert trace.get_tracer_provider() is provider
+    yield LeakWatch(caplog, exporter)
+    exporter.shutdown()
+
+
+def _echo_app(echo: Callable[[str], dict[str, Any]]) -> Starlette:
+    """A JSON-RPC 1.0 target (not a2a-sdk) answering what ``echo`` makes of the Authorization it got."""
+
+    async def rpc(request: Request) -> JSONResponse:
+        body = await request.json()
+        answer = echo(request.headers.get("authorization", ""))
+        return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), **answer})
+
+    card = {
+        "name": "Echo",
+        "description": "echoes what it was sent",
+        "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": "http://echo/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {},
+        "defaultInputModes": ["text"],
+        "defaultOutputModes": ["text"],
+        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
+    }
+    app = _card_app(card)
+    app.router.routes.append(Route("/", rpc, methods=["POST"]))
+    return app
+
+
+def _echoed_in_a_reply(auth: str) -> dict[str, Any]:
+    message = {
+        "messageId": "m-1",
+        "contextId": "c-1",
+        "role": "ROLE_AGENT",
+        "parts": [{"text": f"thanks for {auth}"}],
+        "metadata": {"seen": auth},
+    }
+    return {"result": {"message": message}}
+
+
+def _echoed_in_an_error(auth: str) -> dict[str, Any]:
+    return {"error": {"code": -32603, "message": f"internal error; you sent {auth}", "data": {"h": auth}}}
+
+
+ECHOES = pytest.mark.parametrize("echo", [_echoed_in_a_reply, _echoed_in_an_error], ids=["reply", "error"])
+
+
+async def _play_against_echo(arena: InProcessArena, echo: Callable[[str], dict[str, Any]]) -> MatchResult:
+    arena.add("echo", _echo_app(echo))
+    request = MatchRequest.model_validate({"target": "http://echo", "target_token_env": VAR, "max_turns": 2})
+    result = await _runner(arena, {VAR: TOKEN}).run(request)
+    _assert_echo_result(result, echo)
+    return result
+
+
+def _assert_echo_result(result: MatchResult, echo: Callable[[str], dict[str, Any]]) -> None:
+    if echo is _echoed_in_an_error:
+        assert result.outcome == "error" and "[redacted]" in (result.error or ""), result.error
+    else:
+        assert result.turns_used >= 1 and "[redacted]" in result.model_dump_json(), result.error
+    _assert_secret_absent(result)
+
+
+async def test_a_played_match_with_a_token_logs_and_traces_nothing_of_it(
+    arena: InProcessArena, leak_watch: LeakWatch
+) -> None:
+    _guarded_defender(arena)
+    result = await _runner(arena, {VAR: TOKEN}).run(_request(target_token_env=VAR))
+    assert result.outcome == "attacker_won", result.error
+    _assert_secret_absent(result)
+    # The target here is the arena's defender: a2a-sdk's server logs the headers it received at
+    # DEBUG (call_context), the token among them. That is the target's log, not the attacker's.
+    leak_watch.assert_never_logged(TOKEN, target_loggers=("a2a.server.",))
+    leak_watch.assert_never_traced(TOKEN)
+
+
+@ECHOES
+async def test_a_target_echoing_the_token_gets_it_into_no_log(
+    arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
+) -> None:
+    await _play_against_echo(arena, echo)
+    leak_watch.assert_never_logged(TOKEN)
+
+
+@ECHOES
+async def test_a_target_echoing_the_token_gets_it_into_no_span(
+    arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
+) -> None:
+    await _play_against_echo(arena, echo)
+    leak_watch.assert_never_traced(TOKEN)
+
+
+@ECHOES
+async def test_the_attacker_service_logs_nothing_of_the_token(
+    arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
+) -> None:
+    arena.add("echo", _echo_app(echo))
+    arena.settings = load_settings(target_tokens={VAR: SecretStr(TOKEN)})
+    arena.add_attacker()
+    request = MatchRequest.model_validate({"target": "http://echo", "target_token_env": VAR, "max_turns": 2})
+    result = await play_remote_match("http://attacker", request, http=arena.http)
+    _assert_echo_result(result, echo)
+    leak_watch.assert_never_logged(TOKEN)
+    leak_watch.assert_never_traced(TOKEN)

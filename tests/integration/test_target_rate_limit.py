@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-import uvicorn
 from redis.asyncio import Redis
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -43,6 +41,7 @@ from arena_core.redis_state.keys import RedisKeys
 from arena_core.settings import load_settings
 from support.minimal_agent import create_minimal_app
 from support.redis_server import RedisServer, find_redis_server
+from support.uvicorn_server import bound_socket, serve_app, socket_url
 
 # The settings fixture clears ARENA_* from the environment; the tests build their own settings.
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("settings")]
@@ -78,26 +77,12 @@ class CountingTarget:
 
 @contextlib.asynccontextmanager
 async def serving(throttle: Throttle | None = None) -> AsyncIterator[CountingTarget]:
-    # IPPROTO_TCP, not 0: uvicorn keeps TCP_NODELAY only then (docs: 40 ms stalls otherwise).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    # bound_socket uses IPPROTO_TCP, not 0: TCP_NODELAY is kept only then (40 ms stalls otherwise).
+    sock = bound_socket()
+    url = socket_url(sock)
     target = CountingTarget(create_minimal_app(url, comply=False), throttle, url=url)
-    server = uvicorn.Server(
-        uvicorn.Config(target, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    )
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    deadline = time.monotonic() + 5
-    while not server.started:
-        if task.done() or time.monotonic() > deadline:
-            raise AssertionError("the test target did not start")
-        await asyncio.sleep(0.01)
-    try:
+    async with serve_app(target, sock, what="the test target"):
         yield target
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
-        sock.close()
 
 
 @pytest_asyncio.fixture

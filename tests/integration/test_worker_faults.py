@@ -16,19 +16,16 @@ deadline or an event, never a sleep that hopes something happened meanwhile.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import socket
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-import uvicorn
 from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
@@ -54,17 +51,15 @@ from arena_orchestrator.campaign_service import CampaignService, new_campaign_id
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignStore, SlotRequest
 from arena_orchestrator.expansion import job_for
-from arena_orchestrator.match_player import MatchPlayer, RemoteAttackerPlayer, error_result
+from arena_orchestrator.match_player import RemoteAttackerPlayer, error_result
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
 from arena_orchestrator.worker import CampaignWorker, WorkerConfig
 from conftest import InProcessArena
-from support.campaign_backends import Backend, campaign_service, open_backend, open_redis_backend
-from support.redis_server import RedisServer
+from support.uvicorn_server import bound_socket, serve_app, socket_url
+from support.worker_runs import Waits, World, ended, one_cell_spec, running, world_fixtures
 
 pytestmark = pytest.mark.asyncio
-
-T = TypeVar("T")
 
 VISIBILITY_S = 1.0
 DEADLINE_S = 8.0
@@ -84,54 +79,9 @@ REMOTE_TIMEOUT_S = 2.0
 even on a loaded machine (a cancel before that, with no task id yet, cannot reach the attacker)."""
 
 
-# --- worlds: a service (and a second replica's) over one backend ------------------------------------
+# --- worlds: a service (and a second replica's) over one backend (support.worker_runs.World) ------------
 
-
-@dataclass
-class World:
-    """A campaign service, a second replica's service over the same state, and Redis access."""
-
-    kind: str
-    service: CampaignService
-    other: CampaignService
-    clients: RedisClients | None = None
-
-    def worker(self, player: MatchPlayer, name: str, *, other: bool = False, **config: Any) -> CampaignWorker:
-        return CampaignWorker(
-            self.other if other else self.service, player, replace(CONFIG, **config), name=name
-        )
-
-    def with_store(self, store: CampaignStore) -> CampaignService:
-        """A service over ``store`` (a wrapper of this world's) and this world's queue."""
-        return _service(store, self.service.queue)
-
-    def with_queue(self, queue: MatchQueue) -> CampaignService:
-        return _service(self.service.store, queue)
-
-
-def _service(store: CampaignStore, queue: MatchQueue) -> CampaignService:
-    return campaign_service(store, queue, max_matches=MAX_MATCHES)
-
-
-def _world(backend: Backend) -> World:
-    return World(
-        backend.kind,
-        backend.service(max_matches=MAX_MATCHES),
-        backend.service(other=True, max_matches=MAX_MATCHES),
-        clients=backend.clients,
-    )
-
-
-@pytest_asyncio.fixture(params=["memory", "redis"])
-async def world(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[World]:
-    async with open_backend(request, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
-        yield _world(backend)
-
-
-@pytest_asyncio.fixture
-async def redis_world(redis_server: RedisServer, redis_namespace: str) -> AsyncIterator[World]:
-    async with open_redis_backend(redis_server, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
-        yield _world(backend)
+world, redis_world = world_fixtures(CONFIG, campaign_ttl_s=CAMPAIGN_TTL_S, max_matches=MAX_MATCHES)
 
 
 # --- campaigns, results, waiting ----------------------------------------------------------------------
@@ -139,18 +89,11 @@ async def redis_world(redis_server: RedisServer, redis_namespace: str) -> AsyncI
 
 def make_spec(**fields: Any) -> CampaignSpec:
     """One cell (playbook vs defender d) unless ``fields`` say otherwise."""
-    data: dict[str, Any] = {
-        "name": "faults",
-        "attackers": [{"strategy": "playbook", "url": "http://attacker"}],
-        "defenders": [{"name": "d", "url": "http://defender"}],
-        "objectives": [{"phrase": "I Give Up"}],
-        "repetitions": 1,
-        "max_turns": 2,
-        "concurrency": 8,
-        "seed": 1,
-    }
-    data.update(fields)
-    return CampaignSpec.model_validate(data)
+    return one_cell_spec(**{"name": "faults", "concurrency": 8, **fields})
+
+
+WAITS = Waits(DEADLINE_S)
+eventually, wait_event, finished = WAITS.eventually, WAITS.wait_event, WAITS.finished
 
 
 def result_for(job: MatchJob, outcome: Outcome = "defended", *, tokens: int = 0) -> MatchResult:
@@ -166,82 +109,9 @@ def result_for(job: MatchJob, outcome: Outcome = "defended", *, tokens: int = 0)
     return error_result(job, "", "", datetime.now(UTC)).model_copy(update=played)
 
 
-async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout_s: float = DEADLINE_S) -> T:
-    """Poll ``check`` until it returns something truthy; fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s} s: {what}")
-        await asyncio.sleep(0.02)
-
-
-async def wait_event(event: asyncio.Event, what: str, timeout_s: float = DEADLINE_S) -> None:
-    try:
-        await asyncio.wait_for(event.wait(), timeout_s)
-    except TimeoutError:
-        raise AssertionError(f"not within {timeout_s} s: {what}") from None
-
-
-async def finished(
-    service: CampaignService, campaign_id: str, timeout_s: float = DEADLINE_S
-) -> CampaignProgress:
-    """The campaign's progress once every match is accounted for and none runs."""
-
-    async def check() -> CampaignProgress | None:
-        progress = await service.progress(campaign_id)
-        return progress if progress.finished and progress.running == 0 else None
-
-    try:
-        return await eventually(check, f"campaign {campaign_id} finishes", timeout_s)
-    except AssertionError as exc:
-        progress = await service.progress(campaign_id)
-        raise AssertionError(
-            f"{exc}: status {progress.status}, {progress.done}/{progress.total} done, "
-            f"{progress.running} running, counts {progress.counts}"
-        ) from None
-
-
 async def summaries(service: CampaignService, campaign_id: str) -> dict[int, MatchSummary]:
     found, _ = await service.matches(campaign_id, 0, 1000)
     return {s.index: s for s in found}
-
-
-async def ended(runs: list[asyncio.Task[None]], timeout_s: float = 15.0) -> None:
-    """Wait for stopped workers' ``run()`` tasks; fail if one crashed or never ended.
-
-    On Python 3.11, ``asyncio.wait_for`` (redis-py sends every command through it) returns the
-    result and drops a cancellation that lands as the awaited step completes. ``run()`` cancels
-    its keep-alive and maintenance loops once, so a stop landing during one of their Redis calls
-    can leave ``run()`` waiting for them forever. That is a product bug with a test of its own
-    (test_stop_returns_even_when_a_cancel_is_lost_during_a_maintenance_pass); here such loops, already
-    cancelled once, are cancelled again so the other tests measure what they are about.
-    """
-    deadline = time.monotonic() + timeout_s
-    while True:
-        _, pending = await asyncio.wait(runs, timeout=0.5)
-        if not pending:
-            break
-        assert time.monotonic() < deadline, f"run() did not end within {timeout_s} s of stop()"
-        for task in asyncio.all_tasks():
-            if task.get_name() in ("keep-alive", "maintenance") and task.cancelling():
-                task.cancel()
-    crashed = [("cancelled" if run.cancelled() else run.exception()) for run in runs]
-    assert crashed == [None] * len(runs), f"a worker's run() ended with {crashed!r}"
-
-
-@contextlib.asynccontextmanager
-async def running(*workers: CampaignWorker) -> AsyncIterator[list[asyncio.Task[None]]]:
-    """Run ``workers``; stop them on exit and fail if one of them crashed."""
-    runs = [asyncio.create_task(w.run(), name=f"run-{w.name}") for w in workers]
-    try:
-        yield runs
-    finally:
-        for worker in workers:
-            worker.stop()
-        await ended(runs)
 
 
 # --- fake players (the attacker boundary) -------------------------------------------------------------
@@ -549,25 +419,15 @@ class StubAttacker:
 
 @pytest_asyncio.fixture
 async def stub_attacker() -> AsyncIterator[StubAttacker]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock = bound_socket()
+    url = socket_url(sock)
     card = build_agent_card(attacker_card_spec(), url, v03_compat=False)
     executor = _HangingExecutor()
     handler = _UncancelableHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    )
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: _true(server.started), "the stub attacker listens", timeout_s=5)
+    # The hanging match is let go before the server stops.
+    async with serve_app(app, sock, what="the stub attacker", before_stop=executor.release.set):
         yield StubAttacker(url, executor, handler)
-    finally:
-        executor.release.set()
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)
-        sock.close()
 
 
 def _match_request() -> MatchRequest:
@@ -898,7 +758,7 @@ async def test_deliveries_received_while_stopping_are_left_for_another_worker(re
     assert redis_world.clients is not None
     queue = SignalingQueue(redis_world.clients)
     await queue.receive("warm-up", 1, 10)  # the consumer group exists before the worker reads
-    service = _service(redis_world.service.store, queue)
+    service = redis_world.with_queue(queue)
     player = FakePlayer()
     stopping = CampaignWorker(service, player, replace(CONFIG, block_ms=1000), name="stopping")
     run = asyncio.create_task(stopping.run())

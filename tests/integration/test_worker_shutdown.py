@@ -13,33 +13,28 @@ with a deadline, never a sleep hoping something happened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from arena_core.errors import TargetUnreachableError
 from arena_core.match_models import MatchResult
-from arena_core.redis_state import RedisClients
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
-from arena_orchestrator.campaign_models import CampaignProgress, MatchJob, MatchRecord
+from arena_orchestrator.campaign_models import MatchJob, MatchRecord
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.match_player import error_result
 from arena_orchestrator.match_queue import HandBack, MatchQueue, QueuedMatch
 from arena_orchestrator.worker import CampaignWorker, WorkerConfig
-from support.campaign_backends import Backend, open_backend, open_redis_backend
-from support.redis_server import RedisServer
+from support.campaign_backends import Backend, open_backend
+from support.worker_runs import Waits, World, one_cell_spec, running, world_fixtures
 
 pytestmark = pytest.mark.asyncio
-
-T = TypeVar("T")
 
 DEADLINE_S = 10.0
 CONFIG = WorkerConfig(
@@ -53,37 +48,9 @@ CONFIG = WorkerConfig(
 CAMPAIGN_TTL_S = 600
 
 
-# --- worlds -------------------------------------------------------------------------------------------
+# --- worlds (support.worker_runs.World) -----------------------------------------------------------------
 
-
-@dataclass
-class World:
-    """A campaign service and a second replica's over the same state (in memory: the same one)."""
-
-    kind: str
-    service: CampaignService
-    other: CampaignService
-    clients: RedisClients | None = None
-
-    def worker(self, player: Player, name: str, *, other: bool = False, **config: Any) -> CampaignWorker:
-        service = self.other if other else self.service
-        return CampaignWorker(service, player, replace(CONFIG, **config), name=name)
-
-
-def _world(backend: Backend) -> World:
-    return World(backend.kind, backend.service(), backend.service(other=True), clients=backend.clients)
-
-
-@pytest_asyncio.fixture(params=["memory", "redis"])
-async def world(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[World]:
-    async with open_backend(request, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
-        yield _world(backend)
-
-
-@pytest_asyncio.fixture
-async def redis_world(redis_server: RedisServer, redis_namespace: str) -> AsyncIterator[World]:
-    async with open_redis_backend(redis_server, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as backend:
-        yield _world(backend)
+world, redis_world = world_fixtures(CONFIG, campaign_ttl_s=CAMPAIGN_TTL_S)
 
 
 @pytest_asyncio.fixture(params=["memory", "redis"])
@@ -96,18 +63,8 @@ async def queue_pair(request: pytest.FixtureRequest, redis_namespace: str) -> As
 
 
 def make_spec(**fields: Any) -> CampaignSpec:
-    data: dict[str, Any] = {
-        "name": "shutdown",
-        "attackers": [{"strategy": "playbook", "url": "http://attacker"}],
-        "defenders": [{"name": "d", "url": "http://defender"}],
-        "objectives": [{"phrase": "I Give Up"}],
-        "repetitions": 1,
-        "max_turns": 2,
-        "concurrency": 8,
-        "seed": 1,
-    }
-    data.update(fields)
-    return CampaignSpec.model_validate(data)
+    """One cell (playbook vs defender d) unless ``fields`` say otherwise."""
+    return one_cell_spec(**{"name": "shutdown", "concurrency": 8, **fields})
 
 
 def defended(job: MatchJob) -> MatchResult:
@@ -151,27 +108,12 @@ def first_play_waits_for(gate: asyncio.Event) -> Script:
     return script
 
 
-async def eventually(check: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = DEADLINE_S) -> T:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s} s: {what}")
-        await asyncio.sleep(0.02)
+WAITS = Waits(DEADLINE_S)
+eventually, finished = WAITS.eventually, WAITS.finished
 
 
 async def holds(value: bool) -> bool:
     return value
-
-
-async def finished(service: CampaignService, campaign_id: str) -> CampaignProgress:
-    async def check() -> CampaignProgress | None:
-        progress = await service.progress(campaign_id)
-        return progress if progress.finished and progress.running == 0 else None
-
-    return await eventually(check, f"campaign {campaign_id} finishes")
 
 
 async def records(service: CampaignService, campaign_id: str) -> dict[int, MatchRecord]:
@@ -181,34 +123,6 @@ async def records(service: CampaignService, campaign_id: str) -> dict[int, Match
         record = await service.match(summary.match_id)
         found[summary.index] = record
     return found
-
-
-@contextlib.asynccontextmanager
-async def running(*workers: CampaignWorker) -> AsyncIterator[dict[str, asyncio.Task[None]]]:
-    """Run ``workers``; on exit stop those still running and fail if a ``run()`` crashed."""
-    runs = {w.name: asyncio.create_task(w.run(), name=f"run-{w.name}") for w in workers}
-    try:
-        yield runs
-    finally:
-        for worker in workers:
-            worker.stop()
-        await ended(list(runs.values()))
-
-
-async def ended(runs: list[asyncio.Task[None]], timeout_s: float = 15.0) -> None:
-    """Wait for ``run()`` tasks; re-cancel loops whose cancel Python 3.11's wait_for lost (see
-    test_worker_faults.ended)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        _, pending = await asyncio.wait(runs, timeout=0.5)
-        if not pending:
-            break
-        assert time.monotonic() < deadline, f"run() did not end within {timeout_s} s of stop()"
-        for task in asyncio.all_tasks():
-            if task.get_name() in ("keep-alive", "maintenance") and task.cancelling():
-                task.cancel()
-    crashed = [("cancelled" if run.cancelled() else run.exception()) for run in runs]
-    assert crashed == [None] * len(runs), f"a worker's run() ended with {crashed!r}"
 
 
 async def shut_down(worker: CampaignWorker, timeout_s: float = DEADLINE_S) -> float:

@@ -24,6 +24,9 @@ from arena_orchestrator.redis_campaign_store import RedisCampaignStore
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
 from support.redis_server import RedisServer
 
+DEFAULT_MAX_MATCHES = 10_000
+"""``ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES`` of a test's services unless it names its own."""
+
 
 def campaign_service(store: CampaignStore, queue: MatchQueue, *, max_matches: int) -> CampaignService:
     """A campaign service over ``store`` and ``queue`` that has a built-in attacker."""
@@ -51,7 +54,7 @@ class Backend:
         assert self.clients is not None, "a Redis-only helper used on the memory backend"
         return self.clients.keys
 
-    def service(self, *, other: bool = False, max_matches: int = 10_000) -> CampaignService:
+    def service(self, *, other: bool = False, max_matches: int = DEFAULT_MAX_MATCHES) -> CampaignService:
         """A campaign service (``other``: the second replica's)."""
         store, queue = (self.other_store, self.other_queue) if other else (self.store, self.queue)
         return campaign_service(store, queue, max_matches=max_matches)
@@ -96,4 +99,11 @@ async def open_backend(
         yield backend
 
 
-__all__ = ["Backend", "campaign_service", "memory_backend", "open_backend", "open_redis_backend"]
+__all__ = [
+    "DEFAULT_MAX_MATCHES",
+    "Backend",
+    "campaign_service",
+    "memory_backend",
+    "open_backend",
+    "open_redis_backend",
+]

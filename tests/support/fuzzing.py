@@ -5,8 +5,9 @@ Budgets are Hypothesis settings profiles. ``ARENA_FUZZ_PROFILE`` picks one:
 * ``ci`` (the default, what ``.ci/run`` runs): a few dozen examples per test,
   derandomized so every run tries the same inputs;
 * ``long``: thousands of random examples per test, for a run by hand
-  (``ARENA_FUZZ_PROFILE=long uv run pytest -m fuzz``); failures are kept in
-  Hypothesis's example database (``.hypothesis/``) and replayed first next time.
+  (``ARENA_FUZZ_PROFILE=long uv run pytest -m fuzz --timeout=0``: ``--timeout=0``
+  lifts the suite's 180 s limit per test, which a long run exceeds); failures are kept
+  in Hypothesis's example database (``.hypothesis/``) and replayed first next time.
 
 The profile is loaded when this module is imported; every fuzz test imports it.
 """

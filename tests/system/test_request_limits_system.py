@@ -18,17 +18,17 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 import uvicorn
-from starlette.types import ASGIApp
 
 from arena.local_services import LocalServices
 from support.processes import clean_env
+from support.uvicorn_server import bound_socket, uvicorn_server
 
 if TYPE_CHECKING:
     from conftest import InProcessArena
@@ -140,29 +140,6 @@ def _post_just_over_the_limit(port: int) -> str:
 DEADLINE_S = 0.5
 
 
-@contextlib.asynccontextmanager
-async def _serve(app: ASGIApp) -> AsyncIterator[tuple[uvicorn.Server, int]]:
-    """Serves ``app`` with uvicorn on a free loopback port in this event loop."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    )
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    deadline = time.monotonic() + 5
-    while not server.started:
-        if serving.done() or time.monotonic() > deadline:
-            raise AssertionError("the test server did not start")
-        await asyncio.sleep(0.01)
-    try:
-        yield server, port
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)
-        sock.close()
-
-
 async def _read_reply(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], dict[str, object]]:
     """Reads one response to its end (the server closes the connection after it)."""
     raw = await asyncio.wait_for(reader.read(), 5)  # until EOF: the connection must close
@@ -188,7 +165,9 @@ async def test_slow_bodies_get_408_and_the_server_keeps_nothing_open(
     monkeypatch.setattr("arena_core.http_limits.BODY_READ_TIMEOUT_S", DEADLINE_S)
     arena.add_model(mode="echo")
     arena.add_defender(max_request_bytes=LIMIT)
-    async with _serve(arena.apps["defender"]) as (server, port):
+    sock = bound_socket()
+    port = sock.getsockname()[1]
+    async with uvicorn_server(arena.apps["defender"], sock) as server:
         # A declared Content-Length never completed: 10 bytes of 1000, then silence.
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         started = time.monotonic()

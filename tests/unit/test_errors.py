@@ -12,6 +12,7 @@ import arena_core.redis_state
 from arena_core.errors import (
     AgentCardError,
     ArenaError,
+    AttackerBusyError,
     AttackerInactiveError,
     ConfigError,
     InvalidInputError,
@@ -41,6 +42,7 @@ KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
     (AgentCardError, "agent_card_invalid", 3),
     (TargetProtocolError, "target_protocol_error", 3),
     (TargetAuthError, "target_unauthorized", 3),
+    (AttackerBusyError, "attacker_busy", 3),
     (TargetNotAllowedError, "target_not_allowed", 2),
     (AttackerInactiveError, "attacker_inactive", 4),
     (ModelError, "model_error", 4),
@@ -98,6 +100,7 @@ def test_every_subclass_has_a_distinct_kind() -> None:
         (UnknownStrategyError, 400),
         (TargetUnreachableError, 502),
         (ModelRequestError, 502),
+        (AttackerBusyError, 503),
     ],
 )
 def test_http_status_is_inherited(error_class: type[ArenaError], http_status: int) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import pytest
 
 from arena_core.errors import ConfigError
@@ -78,3 +81,28 @@ def test_an_open_service_beyond_loopback_is_warned_about(
     caplog.clear()
     warn_if_open(ApiTokens.of([FULL]), host, "defender")
     assert caplog.text == ""
+
+
+@pytest.mark.parametrize("presented", [FULL, OLD, READ, "wrong-token-0123456789abcdef", ""])
+def test_every_configured_token_is_compared_with_hmac_compare_digest(
+    presented: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails if the comparison stops going through hmac.compare_digest, or stops early on a match."""
+    real = hmac.compare_digest
+    calls: list[tuple[bytes, bytes]] = []
+
+    def counting(a: bytes, b: bytes) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    # The name http_auth looks up at call time: fails if it stops calling hmac.compare_digest.
+    monkeypatch.setattr("arena_core.http_auth.hmac.compare_digest", counting)
+    tokens = ApiTokens.of([FULL, OLD], [READ])
+    expected = {FULL: Access.FULL, OLD: Access.FULL, READ: Access.READ}.get(presented, Access.NONE)
+    assert tokens.access(presented) is expected
+
+    presented_digest = hashlib.sha256(presented.encode()).digest()
+    configured = [*tokens.full, *tokens.read]
+    assert len(calls) == len(configured) == 3
+    assert all(a == presented_digest for a, _ in calls)
+    assert sorted(b for _, b in calls) == sorted(configured)

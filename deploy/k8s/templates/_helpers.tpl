@@ -283,6 +283,24 @@ in `secrets` are left out (the Secret is loaded after the ConfigMap and wins any
 {{- if and .Values.attacker.enabled (not (hasKey $data "ARENA_ATTACKER_URL")) -}}
 {{- $_ := set $data "ARENA_ATTACKER_URL" (printf "http://%s:8082" (include "arena.componentFullname" (dict "root" $root "name" "attacker"))) -}}
 {{- end -}}
+{{- /* The attacker's ARENA_TARGET_TOKEN_ARENA is the release's own API token: it may go only to
+the release's own defenders (their Services and any publicUrl their cards name). */ -}}
+{{- if and (include "arena.authEnabled" .) (not (hasKey $data "ARENA_TARGET_CREDENTIAL_ORIGINS")) -}}
+{{- $origins := list -}}
+{{- range $key, $name := dict "defender" "defender" "defenderNaive" "defender-naive" -}}
+{{- $v := index $root.Values $key -}}
+{{- if $v.enabled -}}
+{{- $origins = append $origins (printf "http://%s:8081" (include "arena.componentFullname" (dict "root" $root "name" $name))) -}}
+{{- if $v.publicUrl -}}
+{{- $u := urlParse $v.publicUrl -}}
+{{- $origins = append $origins (printf "%s://%s" $u.scheme $u.host) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $origins -}}
+{{- $_ := set $data "ARENA_TARGET_CREDENTIAL_ORIGINS" (printf "ARENA=%s" (join " " (uniq $origins))) -}}
+{{- end -}}
+{{- end -}}
 {{- if .Values.jaeger.enabled -}}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" (printf "http://%s:4318" (include "arena.componentFullname" (dict "root" $root "name" "jaeger"))) -}}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_PROTOCOL" "http/protobuf" -}}

@@ -75,6 +75,15 @@ class TargetUnavailableError(TargetError):
     kind = "target_unavailable"
 
 
+class AttackerBusyError(TargetError):
+    """The attacker agent refused a match because it already plays as many as it may at once
+    (``ARENA_ATTACKER_MAX_ACTIVE_MATCHES``). Nothing was played; worth another try later, never
+    a defence."""
+
+    kind = "attacker_busy"
+    http_status = 503
+
+
 class AgentCardError(TargetError):
     """The target has no agent card, or the card is not a valid A2A card."""
 
@@ -157,6 +166,7 @@ def exit_code_for_kind(kind: str | None) -> int:
 __all__ = [
     "AgentCardError",
     "ArenaError",
+    "AttackerBusyError",
     "AttackerInactiveError",
     "ConfigError",
     "InvalidInputError",

@@ -4,6 +4,13 @@
 "red-team a target"); :class:`TurnRecord` is streamed once per turn as a status
 update; :class:`MatchResult` is the final artifact. All are JSON (camelCase is
 not used: field names are the same in Python and on the wire).
+
+What a target says is bounded where it is recorded, since results go to Redis, reports and
+logs: a turn keeps at most :data:`MAX_RECORDED_REPLY_BYTES` of the defender's reply (the
+judge saw all of it) and a result at most :data:`MAX_ERROR_CHARS` of its error, each cut
+with a visible ``[... truncated: N more ...]`` note (:func:`truncate_utf8`,
+:func:`truncate_chars`). Both are applied by validation, so every record is bounded however
+it was made, and a bounded text passes unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +34,45 @@ ParamValue = bool | int | float | str
 MATCH_REQUEST_MEDIA_TYPE = "application/vnd.a2a-arena.match-request+json"
 MATCH_RESULT_MEDIA_TYPE = "application/vnd.a2a-arena.match-result+json"
 TURN_MEDIA_TYPE = "application/vnd.a2a-arena.turn+json"
+
+MAX_RECORDED_REPLY_BYTES = 64_000
+"""The most of a defender reply a turn records (UTF-8 bytes, the truncation note included)."""
+MAX_ERROR_CHARS = 4_000
+"""The longest error message a result records (characters, the truncation note included)."""
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes on a character boundary, noting the cut.
+
+    The result, ``"\n[... truncated: N more bytes]"`` included, is never longer than
+    ``max_bytes``, so truncating it again changes nothing.
+    """
+    if len(text) * 4 <= max_bytes:  # fits whatever the characters
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    room = max_bytes - len(_truncation_note(len(data), "bytes"))
+    keep = room if room > 0 else max_bytes  # a limit too small for the note: no note
+    while keep > 0 and data[keep] & 0xC0 == 0x80:  # not inside a character
+        keep -= 1
+    note = _truncation_note(len(data) - keep, "bytes") if room > 0 else ""
+    return data[:keep].decode("utf-8", "surrogatepass") + note
+
+
+def truncate_chars(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` characters, ``"\n[... truncated: N more characters]"``
+    included."""
+    if len(text) <= max_chars:
+        return text
+    keep = max_chars - len(_truncation_note(len(text), "characters"))
+    if keep <= 0:  # a limit too small for the note
+        return text[:max_chars]
+    return text[:keep] + _truncation_note(len(text) - keep, "characters")
+
+
+def _truncation_note(omitted: int, unit: str) -> str:
+    return f"\n[... truncated: {omitted} more {unit}]"
 
 
 class MatchRequest(BaseModel):
@@ -103,6 +149,11 @@ class TurnRecord(BaseModel):
     duration_ms: float = Field(ge=0)
     defender_usage: TokenUsage | None = None
 
+    @field_validator("defender_text")
+    @classmethod
+    def _bounded_reply(cls, value: str) -> str:
+        return truncate_utf8(value, MAX_RECORDED_REPLY_BYTES)
+
 
 class ProtocolInfo(BaseModel):
     """How the attacker talked to the target."""
@@ -163,10 +214,17 @@ class MatchResult(BaseModel):
     trace_id: str | None = None
     """The OpenTelemetry trace id (32 hex digits) of the match, when it was traced."""
 
+    @field_validator("error")
+    @classmethod
+    def _bounded_error(cls, value: str | None) -> str | None:
+        return None if value is None else truncate_chars(value, MAX_ERROR_CHARS)
+
 
 __all__ = [
     "MATCH_REQUEST_MEDIA_TYPE",
     "MATCH_RESULT_MEDIA_TYPE",
+    "MAX_ERROR_CHARS",
+    "MAX_RECORDED_REPLY_BYTES",
     "TURN_MEDIA_TYPE",
     "MatchRequest",
     "MatchResult",
@@ -176,4 +234,6 @@ __all__ = [
     "ProtocolInfo",
     "Reproducibility",
     "TurnRecord",
+    "truncate_chars",
+    "truncate_utf8",
 ]

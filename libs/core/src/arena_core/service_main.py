@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import NoReturn
 
+from arena_core import log_redaction
 from arena_core.errors import ArenaError
 from arena_core.settings import ArenaSettings, load_settings
 
@@ -37,6 +38,8 @@ def configure_logging(settings: ArenaSettings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Libraries log request headers at DEBUG: no credential may reach a log line.
+    log_redaction.install(logging.getLogger().handlers)
     if settings.log_level != "debug":
         # One line per HTTP request drowns the match on the console.
         for noisy in ("httpx", "httpx2"):  # httpx2: the HTTP client under the openai SDK

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from arena_core.credential_scope import TARGET_TOKEN_PREFIX, Origin, parse_credential_origins
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
 from arena_core.http_auth import ApiTokens, parse_tokens
@@ -27,9 +28,8 @@ EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
 
 DEFAULT_PHRASE = "I Give Up"
 
-TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"  # noqa: S105 - a variable-name prefix, not a secret
-"""Variables holding per-target bearer tokens; only these may be named by a campaign."""
-
+# TARGET_TOKEN_PREFIX (from credential_scope): variables holding per-target bearer tokens;
+# only these may be named by a campaign.
 TARGET_TOKEN_ENV_PATTERN = r"^ARENA_TARGET_TOKEN_[A-Z0-9_]{1,64}$"  # noqa: S105 - a name pattern
 
 Side = Literal["defender", "attacker", "judge"]
@@ -118,6 +118,15 @@ class ArenaSettings(BaseSettings):
     # (arena_core/rate_limit.py).
     target_rate_limit: float = Field(default=10.0, ge=0, le=10_000)
     target_rate_burst: int = Field(default=10, ge=1, le=10_000)
+    # Bytes the attacker reads from a target in one HTTP response at most (its card, a reply, or
+    # one turn's event stream); more fails the match (arena_core/a2a/response_limits.py).
+    target_max_response_bytes: int = Field(default=4_000_000, ge=10_000, le=1_000_000_000)
+    # Which origins each ARENA_TARGET_TOKEN_<NAME> may be sent to:
+    # "NAME=origin origin;NAME2=origin" (parsed by target_credential_scopes()).
+    target_credential_origins: str | None = Field(default=None, max_length=10_000)
+    # Matches one attacker process plays at once; a match beyond it is refused (the orchestrator
+    # tries it again later).
+    attacker_max_active_matches: int = Field(default=256, ge=1, le=100_000)
 
     # Limits on what crosses the HTTP boundary (arena_core/http_limits.py). The request body
     # limit applies to the agents and the orchestrator API; the message limits to each message
@@ -157,6 +166,9 @@ class ArenaSettings(BaseSettings):
     orchestrator_retry_backoff_s: float = Field(default=2.0, ge=0, le=600)
     orchestrator_max_campaign_matches: int = Field(default=100_000, ge=1, le=10_000_000)
     orchestrator_max_spec_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    # Campaigns not yet finished that the orchestrator holds at once (all replicas of one Redis);
+    # a submission beyond it gets 429. With the match cap above it bounds every queue.
+    orchestrator_max_active_campaigns: int = Field(default=100, ge=1, le=100_000)
     campaign_ttl_s: float = Field(default=30 * 86_400.0, gt=0)
 
     # Shutdown on SIGTERM (every service): how long in-flight work (requests, and the orchestrator's
@@ -189,6 +201,7 @@ class ArenaSettings(BaseSettings):
         "model_gguf",
         "model_scripted_rules",
         "target_allowlist",
+        "target_credential_origins",
         "api_tokens",
         "api_read_tokens",
         "attacker_token",
@@ -215,6 +228,16 @@ class ArenaSettings(BaseSettings):
         if value is not None:
             EgressPolicy.parse(value)  # raises ValueError naming each bad entry
         return value
+
+    @field_validator("target_credential_origins")
+    @classmethod
+    def _valid_credential_origins(cls, value: str | None) -> str | None:
+        parse_credential_origins(value)  # raises ValueError naming each bad entry
+        return value
+
+    def target_credential_scopes(self) -> dict[str, frozenset[Origin]]:
+        """``ARENA_TARGET_TOKEN_<NAME>`` -> the origins its token may go to (scoped tokens only)."""
+        return parse_credential_origins(self.target_credential_origins)
 
     @field_validator("api_tokens", "api_read_tokens")
     @classmethod

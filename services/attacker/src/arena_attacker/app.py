@@ -74,7 +74,8 @@ def create_attacker_app(
     guarded by ``ARENA_TARGET_ALLOWLIST``. ``target_guard`` replaces that guard
     (and applies to ``target_http`` too). Requests to targets are rate limited per
     origin (``ARENA_TARGET_RATE_LIMIT``), shared by all replicas through Redis when
-    ``ARENA_REDIS_URL`` is set.
+    ``ARENA_REDIS_URL`` is set. At most ``ARENA_ATTACKER_MAX_ACTIVE_MATCHES`` matches play at
+    once; a match beyond that is refused (task failed, error kind ``attacker_busy``).
     """
     rate_limiter = create_target_rate_limiter(settings)
     runner = MatchRunner(
@@ -87,7 +88,7 @@ def create_attacker_app(
     state = create_state_backend(settings)
     return build_agent_app(
         card,
-        AttackerExecutor(runner),
+        AttackerExecutor(runner, max_active_matches=settings.attacker_max_active_matches),
         readiness=all_ready(state.readiness, model_readiness(settings.model_for("attacker"))),
         task_store=state.task_store,
         event_stream=state.event_stream,

@@ -13,6 +13,13 @@ While a match runs, the task also gets a bare ``working`` status every
 broke, e.g. the replica serving it died) sees the status timestamp move while
 the match lives, and a task whose attacker was killed stops moving
 (:data:`arena_core.a2a.attacker_client.STALL_LIMIT_S`).
+
+One process plays at most ``max_active_matches`` matches at once
+(``ARENA_ATTACKER_MAX_ACTIVE_MATCHES``). A valid request beyond that fails its task at
+once, before anything is sent to the target, with error kind ``attacker_busy``
+(``metadata.arena.error`` of the status message, as every refusal here) and a message naming
+the setting; the orchestrator tries it again after a backoff. A match's place is given back
+however it ends (result, error, cancel, the client gone).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
 from arena_attacker.match_runner import MatchRunner
-from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.errors import ArenaError, AttackerBusyError, InvalidInputError
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
     TURN_MEDIA_TYPE,
@@ -105,10 +112,18 @@ def result_summary(result: MatchResult) -> str:
 
 
 class AttackerExecutor(AgentExecutor):
-    """Runs one match per task with a shared :class:`MatchRunner`."""
+    """Runs one match per task with a shared :class:`MatchRunner`, at most
+    ``max_active_matches`` at once (None: no limit)."""
 
-    def __init__(self, runner: MatchRunner) -> None:
+    def __init__(self, runner: MatchRunner, *, max_active_matches: int | None = None) -> None:
         self._runner = runner
+        self._max_active = max_active_matches
+        self._active = 0
+
+    @property
+    def active_matches(self) -> int:
+        """Matches being played now."""
+        return self._active
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -124,6 +139,21 @@ class AttackerExecutor(AgentExecutor):
         except ArenaError as exc:
             await updater.failed(_text(updater, exc.message, exc.kind))
             return
+        if self._max_active is not None and self._active >= self._max_active:
+            busy = AttackerBusyError(
+                f"this attacker is busy: it already plays {self._max_active} matches, its limit "
+                "(ARENA_ATTACKER_MAX_ACTIVE_MATCHES); the match was not started, try again later"
+            )
+            await updater.failed(_text(updater, busy.message, busy.kind))
+            return
+        # Taken and given back without an await in between checks: one event loop, no lock needed.
+        self._active += 1
+        try:
+            await self._play(request, updater, task_id)
+        finally:
+            self._active -= 1
+
+    async def _play(self, request: MatchRequest, updater: TaskUpdater, task_id: str) -> None:
         await updater.start_work(
             _text(updater, f"red-teaming {request.target} with '{request.strategy}'", None)
         )

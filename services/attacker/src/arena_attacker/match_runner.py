@@ -44,6 +44,7 @@ from arena_attacker.strategies import Strategy, StrategyContext, create_strategy
 from arena_attacker.strategies.strategy import ModelFactory
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.a2a.egress_guard import EgressGuard
+from arena_core.credential_scope import display, origin_of, unscoped
 from arena_core.errors import (
     ArenaError,
     AttackerInactiveError,
@@ -92,6 +93,13 @@ class MatchRunner:
         self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
         self._http = http
         self._rate_limiter = rate_limiter or LocalRateLimiter(RateLimit.from_settings(settings))
+        self._credential_scopes = settings.target_credential_scopes()
+        for name in unscoped(settings.target_tokens, self._credential_scopes):
+            logger.warning(
+                "%s has no scope in ARENA_TARGET_CREDENTIAL_ORIGINS: any match that names it sends "
+                "it to its target, wherever the allowlist admits; scope it to the target's origins",
+                name,
+            )
 
     @property
     def rate_limiter(self) -> RateLimiter:
@@ -124,10 +132,21 @@ class MatchRunner:
         return judge
 
     def _target_headers(self, request: MatchRequest) -> dict[str, str] | None:
-        """The credentials to send to the target, or None; never quotes a secret."""
+        """The credentials to send to the target, or None; never quotes a secret.
+
+        A token scoped by ``ARENA_TARGET_CREDENTIAL_ORIGINS`` is refused for a target on
+        another origin, before anything connects.
+        """
         name = request.target_token_env
         if name is None:
             return None
+        scope = self._credential_scopes.get(name)
+        if scope is not None and origin_of(request.target) not in scope:
+            allowed = ", ".join(sorted(display(origin) for origin in scope))
+            raise InvalidInputError(
+                f"{name} may be sent only to {allowed} (ARENA_TARGET_CREDENTIAL_ORIGINS on this "
+                f"attacker); the match's target {safe_url(request.target)} is not one of them"
+            )
         secret = self._settings.target_tokens.get(name)
         token = secret.get_secret_value().strip() if secret is not None else ""
         if not token:
@@ -199,6 +218,12 @@ class MatchRunner:
                         headers=headers,
                         guard=self._guard,
                         limiter=self._rate_limiter,
+                        max_response_bytes=self._settings.target_max_response_bytes,
+                        credential_scope=(
+                            self._credential_scopes.get(request.target_token_env)
+                            if request.target_token_env
+                            else None
+                        ),
                     )
                     session = MatchSession(request, target, judge, on_turn=on_turn)
                     with contextlib.suppress(MatchOver):

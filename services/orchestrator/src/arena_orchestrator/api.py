@@ -5,7 +5,9 @@ status its :class:`~arena_core.errors.ArenaError` class names: 400 invalid
 input (``problems`` lists each spec problem with its line), 404 unknown ids,
 413 a spec above ``ARENA_ORCHESTRATOR_MAX_SPEC_BYTES`` (or any body above
 ``ARENA_MAX_REQUEST_BYTES``, refused by ``BodySizeLimit`` in app.py), 415 an
-unsupported content type, 422 malformed parameters, 503 shared state unavailable.
+unsupported content type, 422 malformed parameters, 429 (with ``Retry-After``) a
+submission while ``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS`` campaigns are unfinished,
+503 shared state unavailable.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic import BaseModel
 from arena_core.errors import ArenaError
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService
+from arena_orchestrator.errors import TooManyCampaignsError
 from arena_orchestrator.reports import MEDIA_TYPES, render_html, render_report
 from arena_orchestrator.spec_loader import CampaignSpecError, load_campaign_spec
 
@@ -84,7 +87,10 @@ def arena_error_response(exc: ArenaError) -> JSONResponse:
     problems: list[dict[str, Any]] = []
     if isinstance(exc, CampaignSpecError):
         problems = [{"location": p.location, "line": p.line, "message": p.message} for p in exc.problems]
-    return error_response(exc.http_status, exc.kind, exc.message, problems)
+    response = error_response(exc.http_status, exc.kind, exc.message, problems)
+    if isinstance(exc, TooManyCampaignsError):
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -95,6 +101,20 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (422, "malformed parameters"),
         (503, "shared state unavailable"),
     )
+}
+
+_TOO_MANY_CAMPAIGNS: dict[str, Any] = {
+    "model": ErrorResponse,
+    "description": (
+        "too many unfinished campaigns (ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS); "
+        "error kind too_many_campaigns"
+    ),
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds to wait before submitting again.",
+            "schema": {"type": "integer", "minimum": 0},
+        }
+    },
 }
 
 _SPEC_BODY: dict[str, Any] = {
@@ -138,11 +158,14 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
         status_code=201,
         response_model=CampaignProgress,
         openapi_extra=_SPEC_BODY,
-        responses={413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}},
+        responses={413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}, 429: _TOO_MANY_CAMPAIGNS},
         summary="Submit a campaign",
     )
     async def submit_campaign(request: Request, response: Response) -> CampaignProgress:
-        """Validate the spec, store the campaign and queue every match. 201 with its progress."""
+        """Validate the spec, store the campaign and queue every match. 201 with its progress.
+
+        429 (``too_many_campaigns``, with ``Retry-After``) while
+        ``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS`` campaigns are unfinished."""
         media_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         body = await _read_body(request, max_spec_bytes)
         if media_type == "application/json":

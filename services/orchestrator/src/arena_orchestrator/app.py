@@ -87,6 +87,7 @@ def create_service(settings: ArenaSettings, store: CampaignStore, queue: MatchQu
         max_campaign_matches=settings.orchestrator_max_campaign_matches,
         builtin_attacker=settings.attacker_url is not None,
         jaeger_url=settings.jaeger_url,
+        max_active_campaigns=settings.orchestrator_max_active_campaigns,
     )
 
 

@@ -8,6 +8,12 @@ batch the campaign records how far it got, under a lock with an expiry. If the
 submitting replica dies half-way, any worker's maintenance pass takes the lock
 once it lapses and queues the rest (a batch may be queued twice; the
 idempotent record counts its matches once).
+
+At most ``max_active_campaigns`` campaigns are unfinished (``queued`` or ``running``) at
+once, over every replica sharing the store (``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS``);
+with the match cap per campaign this bounds the match queue. A submission beyond it raises
+:class:`TooManyCampaignsError` (HTTP 429 with ``Retry-After``). A campaign frees its place
+when it completes, is canceled or exhausts its token budget.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from datetime import UTC, datetime
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from arena_core.redis_state import StateUnavailableError
+from arena_core.settings import ArenaSettings
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import jaeger_trace_url, tracer
 from arena_orchestrator.campaign_models import (
@@ -31,7 +38,12 @@ from arena_orchestrator.campaign_models import (
 )
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignStore
-from arena_orchestrator.errors import BuiltinAttackerMissingError, CampaignTooLargeError, NotFoundError
+from arena_orchestrator.errors import (
+    BuiltinAttackerMissingError,
+    CampaignTooLargeError,
+    NotFoundError,
+    TooManyCampaignsError,
+)
 from arena_orchestrator.expansion import campaign_id_of
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.progress import build_progress
@@ -41,6 +53,9 @@ logger = logging.getLogger(__name__)
 ENQUEUE_BATCH = 500
 ENQUEUE_LOCK_S = 30.0
 REPORT_PAGE = 1000
+RETRY_AFTER_S = 30
+"""The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
+DEFAULT_MAX_ACTIVE_CAMPAIGNS: int = ArenaSettings.model_fields["orchestrator_max_active_campaigns"].default
 
 
 def new_campaign_id() -> str:
@@ -59,9 +74,12 @@ class CampaignService:
         max_campaign_matches: int,
         builtin_attacker: bool,
         jaeger_url: str | None = None,
+        max_active_campaigns: int | None = DEFAULT_MAX_ACTIVE_CAMPAIGNS,
     ) -> None:
+        """``max_active_campaigns``: ``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS``; None: no limit."""
         self.store = store
         self.queue = queue
+        self._max_active = max_active_campaigns
         self._max_matches = max_campaign_matches
         self._builtin_attacker = builtin_attacker
         self._jaeger_url = jaeger_url
@@ -71,9 +89,10 @@ class CampaignService:
     ) -> CampaignProgress:
         """Store the campaign and queue all its matches; return its progress (status ``queued``).
 
-        Raises :class:`CampaignTooLargeError` above ``ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES``
-        and :class:`BuiltinAttackerMissingError` when the spec needs an attacker URL this
-        orchestrator does not have.
+        Raises :class:`CampaignTooLargeError` above ``ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES``,
+        :class:`BuiltinAttackerMissingError` when the spec needs an attacker URL this
+        orchestrator does not have, and :class:`TooManyCampaignsError` when
+        ``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS`` campaigns are unfinished already.
         """
         if spec.match_count > self._max_matches:
             raise CampaignTooLargeError(
@@ -96,7 +115,13 @@ class CampaignService:
             # Only the W3C trace context: a client's baggage must not be copied into every match.
             carrier = dict(trace_context or {})
             TraceContextTextMapPropagator().inject(carrier)
-            await self.store.create(campaign)
+            if not await self.store.create(campaign, max_active=self._max_active):
+                raise TooManyCampaignsError(
+                    f"this orchestrator already holds {self._max_active} unfinished campaigns, its limit "
+                    "(ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS); submit again once one has finished "
+                    f"or been canceled (retry after {RETRY_AFTER_S} s)",
+                    retry_after_s=RETRY_AFTER_S,
+                )
             await self.enqueue_remaining(campaign, carrier)
         return await self.progress(campaign.id)
 
@@ -221,4 +246,4 @@ class CampaignService:
         )
 
 
-__all__ = ["CampaignService", "new_campaign_id"]
+__all__ = ["DEFAULT_MAX_ACTIVE_CAMPAIGNS", "RETRY_AFTER_S", "CampaignService", "new_campaign_id"]

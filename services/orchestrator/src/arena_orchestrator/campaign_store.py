@@ -13,6 +13,10 @@ The guarantees the scheduler builds on:
 * counters (per outcome, per cell, tokens) change only together with the
   record they count, in one atomic step;
 * a campaign's status becomes final exactly when every match is accounted for.
+* ``create`` with ``max_active`` counts and creates in one atomic step, across every
+  replica sharing the state: at most ``max_active`` campaigns are *active* (status not
+  final: ``queued`` or ``running``). A campaign leaves that count once, when its status
+  becomes final (completed, canceled, budget exhausted), whoever makes it so.
 """
 
 from __future__ import annotations
@@ -68,8 +72,16 @@ class CampaignStore(Protocol):
     """Campaigns, results and concurrency leases. Methods raise
     :class:`~arena_core.redis_state.StateUnavailableError` when the state is unreachable."""
 
-    async def create(self, campaign: Campaign) -> None:
-        """Store a new campaign (status ``queued``)."""
+    async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
+        """Store a new campaign (status ``queued``) and count it as active.
+
+        With ``max_active``, only if fewer than that many campaigns are active: False (and
+        nothing stored) when there are already that many.
+        """
+        ...
+
+    async def active_count(self) -> int:
+        """How many campaigns are active (status not final)."""
         ...
 
     async def get(self, campaign_id: str) -> Campaign | None:

@@ -13,6 +13,19 @@ class NotFoundError(ArenaError):
     exit_code = 2
 
 
+class TooManyCampaignsError(ArenaError):
+    """The orchestrator already holds as many unfinished campaigns as it may
+    (``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS``): HTTP 429 with ``Retry-After``."""
+
+    kind = "too_many_campaigns"
+    http_status = 429
+    exit_code = 3
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class CampaignTooLargeError(InvalidInputError):
     """The campaign expands to more matches than this orchestrator accepts."""
 
@@ -25,4 +38,4 @@ class BuiltinAttackerMissingError(InvalidInputError):
     kind = "builtin_attacker_missing"
 
 
-__all__ = ["BuiltinAttackerMissingError", "CampaignTooLargeError", "NotFoundError"]
+__all__ = ["BuiltinAttackerMissingError", "CampaignTooLargeError", "NotFoundError", "TooManyCampaignsError"]

@@ -52,8 +52,14 @@ class MemoryCampaignStore:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 
-    async def create(self, campaign: Campaign) -> None:
+    async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
+        if max_active is not None and await self.active_count() >= max_active:
+            return False
         self._entries[campaign.id] = _Entry(campaign)
+        return True
+
+    async def active_count(self) -> int:
+        return sum(1 for e in self._entries.values() if e.status not in FINAL_STATUSES)
 
     async def get(self, campaign_id: str) -> Campaign | None:
         entry = self._entries.get(campaign_id)

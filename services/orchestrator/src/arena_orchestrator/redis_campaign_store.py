@@ -1,9 +1,14 @@
 """Campaigns and results in Redis, shared by every orchestrator replica.
 
-Keys are listed in :mod:`arena_core.redis_state.keys`. Two Lua scripts make
-the contract's atomic steps atomic: ``RECORD`` (write a match record once with
+Keys are listed in :mod:`arena_core.redis_state.keys`. Lua
+scripts make the contract's atomic steps atomic: ``CREATE`` (count the active campaigns
+and store a new one only below the limit), ``RECORD`` (write a match record once with
 HSETNX, count it, move the campaign's status) and ``ACQUIRE`` (take the
 campaign-wide and per-defender concurrency leases together or not at all).
+Active campaigns (status not final) are the members of the set ``arena:[ns:]orch:active``:
+added by ``CREATE``, removed (SREM, so at most once) by whichever script makes the status
+final (``RECORD``: completed or budget exhausted; ``CANCEL``), so the count stays right
+however many replicas submit, record and cancel at once.
 Leases are sorted sets of match ids scored by their expiry in Redis's own
 clock, so a dead worker's leases lapse without anyone cleaning up.
 A campaign's keys expire ``campaign_ttl_s`` after it becomes final.
@@ -19,6 +24,7 @@ from arena_core.redis_state import RedisClients
 from arena_core.redis_state.connection import arena_errors
 from arena_orchestrator._counting import count_increments
 from arena_orchestrator.campaign_models import (
+    FINAL_STATUSES,
     Campaign,
     CampaignStatus,
     MatchJob,
@@ -30,7 +36,7 @@ from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, 
 _GRANTS: dict[int, SlotGrant] = {1: "taken", 0: "full", -1: "held"}
 
 # KEYS: 1 meta, 2 results, 3 summaries, 4 order, 5 counts, 6 errors, 7 running, 8 attempts, 9 slots,
-#       10 campaigns index, 11 unfinished campaigns
+#       10 campaigns index, 11 unfinished campaigns, 12 active campaigns
 # ARGV: 1 match id, 2 record JSON, 3 summary JSON, 4 index, 5 now (ISO), 6 is error (0/1),
 #       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10 campaign id,
 #       11.. increments as field, value pairs
@@ -71,6 +77,21 @@ if done >= total then
   for i = 1, 9 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 redis.call('HSET', KEYS[1], 'status', status)
+if status ~= 'queued' and status ~= 'running' then redis.call('SREM', KEYS[12], ARGV[10]) end
+return 1
+"""
+
+# KEYS: 1 meta, 2 campaigns index, 3 unfinished campaigns, 4 active campaigns.
+# ARGV: 1 campaign id, 2 campaign JSON, 3 total, 4 created (ISO), 5 created (ms), 6 max active (0: none).
+# Returns 1 created, 0 the active campaigns are at the limit (nothing written).
+CREATE = """
+local limit = tonumber(ARGV[6])
+if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then return 0 end
+redis.call('HSET', KEYS[1], 'campaign', ARGV[2], 'total', ARGV[3], 'done', 0, 'enqueued', 0,
+  'status', 'queued', 'created', ARGV[4])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[5]), ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[1])
 return 1
 """
 
@@ -136,16 +157,17 @@ if tonumber(ARGV[1]) > current then redis.call('HSET', KEYS[1], 'enqueued', ARGV
 return 1
 """
 
-# KEYS: 1 meta. Cancel unless final.
+# KEYS: 1 meta, 2 active campaigns. ARGV: 1 campaign id. Cancel unless final.
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
 local winding_down = status == 'budget_exhausted'
   and tonumber(redis.call('HGET', KEYS[1], 'done')) < tonumber(redis.call('HGET', KEYS[1], 'total'))
 if status == 'queued' or status == 'running' or winding_down then
-  redis.call('HSET', KEYS[1], 'status', 'canceled')
-  return 'canceled'
+  status = 'canceled'
+  redis.call('HSET', KEYS[1], 'status', status)
 end
+redis.call('SREM', KEYS[2], ARGV[1])
 return status
 """
 
@@ -168,6 +190,7 @@ class RedisCampaignStore:
         self._keys = clients.keys
         self._ttl_s = max(1, int(campaign_ttl_s))
         redis = clients.commands
+        self._create = redis.register_script(CREATE)
         self._record = redis.register_script(RECORD)
         self._acquire = redis.register_script(ACQUIRE)
         self._renew = redis.register_script(RENEW)
@@ -180,23 +203,53 @@ class RedisCampaignStore:
     def _part(self, campaign_id: str, part: str) -> str:
         return self._keys.campaign_part(campaign_id, part)
 
-    async def create(self, campaign: Campaign) -> None:
+    async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
+        keys = [
+            self._keys.campaign(campaign.id),
+            self._keys.campaigns,
+            self._keys.unfinished_campaigns,
+            self._keys.active_campaigns,
+        ]
+        args: list[str | int | float] = [
+            campaign.id,
+            campaign.model_dump_json(),
+            campaign.total,
+            campaign.created_at.isoformat(),
+            campaign.created_at.timestamp() * 1000,
+            max_active or 0,
+        ]
         async with arena_errors("creating a campaign"):
-            pipe = self._clients.commands.pipeline(transaction=True)
-            pipe.hset(
-                self._keys.campaign(campaign.id),
-                mapping={
-                    "campaign": campaign.model_dump_json(),
-                    "total": campaign.total,
-                    "done": 0,
-                    "enqueued": 0,
-                    "status": "queued",
-                    "created": campaign.created_at.isoformat(),
-                },
-            )
-            pipe.zadd(self._keys.campaigns, {campaign.id: campaign.created_at.timestamp() * 1000})
-            pipe.sadd(self._keys.unfinished_campaigns, campaign.id)
-            await pipe.execute()
+            if int(await self._create(keys=keys, args=args)) == 1:
+                return True
+            # At the limit. Members whose campaign is final or gone (deleted by hand, or made
+            # final by a version without this set) would hold a place forever: drop them, then
+            # try once more. Both are permanent, so dropping them outside the script is safe.
+            if await self._prune_active() == 0:
+                return False
+            return int(await self._create(keys=keys, args=args)) == 1
+
+    async def _prune_active(self) -> int:
+        """Drop members of the active set whose campaign is final or gone; return how many."""
+        redis = self._clients.commands
+        ids = [_text(i) for i in await redis.smembers(self._keys.active_campaigns)]
+        if not ids:
+            return 0
+        pipe = redis.pipeline(transaction=False)
+        for campaign_id in ids:
+            pipe.hget(self._keys.campaign(campaign_id), "status")
+        statuses = await pipe.execute()
+        stale = [
+            i
+            for i, status in zip(ids, statuses, strict=True)
+            if status is None or _text(status) in FINAL_STATUSES
+        ]
+        if stale:
+            await redis.srem(self._keys.active_campaigns, *stale)
+        return len(stale)
+
+    async def active_count(self) -> int:
+        async with arena_errors("counting active campaigns"):
+            return int(await self._clients.commands.scard(self._keys.active_campaigns))
 
     async def get(self, campaign_id: str) -> Campaign | None:
         async with arena_errors("reading a campaign"):
@@ -259,7 +312,9 @@ class RedisCampaignStore:
 
     async def cancel(self, campaign_id: str) -> CampaignStatus | None:
         async with arena_errors("canceling a campaign"):
-            raw = await self._cancel(keys=[self._keys.campaign(campaign_id)])
+            raw = await self._cancel(
+                keys=[self._keys.campaign(campaign_id), self._keys.active_campaigns], args=[campaign_id]
+            )
         return _text(raw) if raw else None  # type: ignore[return-value]
 
     async def mark_running(self, job: MatchJob, info: str) -> int:
@@ -286,6 +341,7 @@ class RedisCampaignStore:
             self._keys.campaign_slots(campaign_id),
             self._keys.campaigns,
             self._keys.unfinished_campaigns,
+            self._keys.active_campaigns,
         ]
         args: list[str | int] = [
             summary.match_id,

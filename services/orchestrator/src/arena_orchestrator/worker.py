@@ -10,7 +10,12 @@ Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
    replicas through the store);
 4. play it through the :class:`~arena_orchestrator.match_player.MatchPlayer`,
    retrying infrastructure failures with exponential backoff, then recording
-   them as errors (an error is neither a win nor a defence);
+   them as errors (an error is neither a win nor a defence). An attacker that
+   refuses the match because it is full (``attacker_busy``,
+   ``ARENA_ATTACKER_MAX_ACTIVE_MATCHES``) played nothing: the match is offered
+   again after a backoff (jittered, at least :data:`BUSY_MIN_BACKOFF_S`), not
+   charged to its attempts, for at most its match timeout in all, and only then
+   recorded as an ``attacker_busy`` error;
 5. store the record (idempotent), then acknowledge the delivery.
 
 A keep-alive loop renews the deliveries and leases of running matches and
@@ -44,6 +49,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import socket
 import time
 import uuid
@@ -55,7 +61,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind
 
-from arena_core.errors import ArenaError, ModelUnavailableError, TargetError
+from arena_core.errors import ArenaError, AttackerBusyError, ModelUnavailableError, TargetError
 from arena_core.match_models import MatchResult
 from arena_core.redis_state import StateUnavailableError
 from arena_core.telemetry import attributes as attrs
@@ -70,11 +76,21 @@ from arena_orchestrator.match_queue import Delivery, HandBack
 logger = logging.getLogger(__name__)
 
 RETRYABLE_RESULT_KINDS = frozenset(
-    {"target_unreachable", "target_unavailable", "model_unavailable", "state_unavailable", "rate_limited"}
+    {
+        "target_unreachable",
+        "target_unavailable",
+        "model_unavailable",
+        "state_unavailable",
+        "rate_limited",
+        AttackerBusyError.kind,
+    }
 )
 """Error kinds in a result that say the infrastructure failed, not the match: worth another try."""
 
 MAX_BACKOFF_S = 60.0
+BUSY_MIN_BACKOFF_S = 0.25
+"""Shortest wait before offering a match again to an attacker that said it was busy."""
+_JITTER = random.SystemRandom()
 SLOT_WAIT_S = 0.25
 
 
@@ -316,8 +332,9 @@ class CampaignWorker:
                 await self._play_and_record(campaign, job, running)
             await self._queue.ack([delivery.delivery_id])
         except _Stopping:
-            # Waiting for a lease or for the next try when the worker stopped: nothing is cut short.
-            await self._give_back([HandBack(delivery)])
+            # Waiting for a lease or for the next try when the worker stopped: nothing is cut short,
+            # except a try waiting for a busy attacker (``in_try``), which played nothing.
+            await self._give_back([HandBack(delivery, interrupted=running.in_try)])
         except asyncio.CancelledError:
             # Still running when the grace ended: already handed back by _drain (or, on a plain
             # stop, left pending and taken over after the visibility timeout).
@@ -404,7 +421,7 @@ class CampaignWorker:
                     "before it finished"
                 )
                 return error_result(job, "attempts_exhausted", message, started), attempt
-            result, retryable = await self._play_once(job, running, started)
+            result, retryable = await self._play_admitted(job, running, started)
             if result is None:
                 return None, attempt
             if not retryable or attempt >= limit:
@@ -421,6 +438,39 @@ class CampaignWorker:
                 delay,
             )
             await self._pause(delay)
+
+    async def _play_admitted(
+        self, job: MatchJob, running: _Running, started: datetime
+    ) -> tuple[MatchResult | None, bool]:
+        """:meth:`_play_once`, offered again after a backoff while the attacker answers that it is
+        busy. Those refusals played nothing, so they stay within one try (one attempt); after the
+        match timeout in all the refusal is the result (an ``attacker_busy`` error, not retried)."""
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + job.timeout_s
+        refusals = 0
+        while True:
+            result, retryable = await self._play_once(job, running, started)
+            if result is None or result.error_kind != AttackerBusyError.kind:
+                return result, retryable
+            refusals += 1
+            delay = _busy_backoff(self._config.retry_backoff_s, refusals)
+            if loop.time() + delay > give_up_at:
+                message = f"{result.error} (still refused after {job.timeout_s:g} s, the match timeout)"
+                return result.model_copy(update={"error": message}), False
+            logger.info(
+                "match %s: the attacker is busy (%s); offered again in %.2f s",
+                job.match_id,
+                result.error,
+                delay,
+            )
+            # In steps of the keep-alive period: a cancel it notices ends the wait.
+            until = loop.time() + delay
+            while not running.canceled and not self._stopping.is_set() and loop.time() < until:
+                await self._pause(min(self._config.keep_alive_s, until - loop.time()))
+            if running.canceled:
+                return None, False
+            if self._stopping.is_set():
+                raise _Stopping
 
     async def _play_once(
         self, job: MatchJob, running: _Running, started: datetime
@@ -588,4 +638,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["RETRYABLE_RESULT_KINDS", "CampaignWorker", "WorkerConfig", "consumer_name"]
+def _busy_backoff(base_s: float, refusals: int) -> float:
+    """The wait after the ``refusals``-th busy answer: exponential from ``base_s`` (at least
+    BUSY_MIN_BACKOFF_S, at most MAX_BACKOFF_S), jittered down by up to half so that workers
+    refused together do not come back together."""
+    delay = min(MAX_BACKOFF_S, max(BUSY_MIN_BACKOFF_S, base_s * 2.0 ** min(refusals - 1, 16)))
+    return delay * _JITTER.uniform(0.5, 1.0)
+
+
+__all__ = ["BUSY_MIN_BACKOFF_S", "RETRYABLE_RESULT_KINDS", "CampaignWorker", "WorkerConfig", "consumer_name"]

@@ -12,6 +12,12 @@ and only to that one interface. A refusal of the egress guard surfaces as
 :class:`~arena_core.errors.TargetNotAllowedError` however the HTTP or A2A
 client wrapped it, so that it is never taken for an unreachable attacker (and
 retried).
+
+An attacker that refuses a match because it already plays as many as it may
+(``ARENA_ATTACKER_MAX_ACTIVE_MATCHES``: its task fails at once with error kind
+``attacker_busy`` in the status message's ``metadata.arena.error``) raises
+:class:`~arena_core.errors.AttackerBusyError`: nothing was played, the caller may try
+again later.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from arena_core.a2a.target_client import _status_in_chain as status_in_chain
 from arena_core.a2a.target_client import _TargetHttpClient as TargetHttpClient
 from arena_core.errors import (
     ArenaError,
+    AttackerBusyError,
     ConfigError,
     InvalidInputError,
     TargetAuthError,
@@ -98,6 +105,8 @@ class _Follower:
         self.task_id: str | None = None
         self.state: int | None = None
         self.status_text = ""
+        self.error_kind: str | None = None
+        """The ``metadata.arena.error`` of the latest status message that had one."""
 
     async def feed(self, event: StreamResponse) -> None:
         known = self.task_id
@@ -131,6 +140,9 @@ class _Follower:
             texts = [p.text for p in status.message.parts if p.HasField("text")]
             if texts:
                 self.status_text = "\n".join(texts)
+            kind = _error_kind(status.message)
+            if kind is not None:
+                self.error_kind = kind
             await self._turns_in(status.message.parts)
 
     async def _turns_in(self, parts: Any) -> None:
@@ -178,8 +190,9 @@ async def play_remote_match(
     ``CANCEL_TIMEOUT_S``), so an abandoned match stops spending model calls.
 
     Raises :class:`InvalidInputError` when the attacker rejected the request
-    (the message says why), TargetError subclasses when the attacker itself
-    cannot be reached or misbehaves.
+    (the message says why), :class:`AttackerBusyError` when it refused it for
+    want of room (``attacker_busy``: retry later), TargetError subclasses when the
+    attacker itself cannot be reached or misbehaves.
 
     ``guard`` (for attacker URLs that came from user input, such as a campaign's
     ``attackers[].url``): the attacker's URL and the interface chosen from its
@@ -246,6 +259,8 @@ async def play_remote_match(
         if follower.result is not None:
             return follower.result
         reason = follower.status_text or "no reason given"
+        if follower.error_kind == AttackerBusyError.kind:
+            raise AttackerBusyError(f"attacker {attacker_url} refused the match: {reason}")
         raise InvalidInputError(f"the attacker did not play the match: {reason}")
     except TargetAuthError as exc:  # the attacker's card itself asked for credentials
         raise ConfigError(
@@ -305,6 +320,15 @@ async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -
                 f"attacker {attacker_url}: task {follower.task_id} showed no progress for "
                 f"{STALL_LIMIT_S:g} s after the stream broke (the process playing it is probably gone)"
             )
+
+
+def _error_kind(message: Message) -> str | None:
+    """The arena error kind an attacker put in a status message's metadata, if any."""
+    if not message.HasField("metadata"):
+        return None
+    arena = MessageToDict(message.metadata).get("arena")
+    kind = arena.get("error") if isinstance(arena, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def _raise_if_refused(exc: BaseException, attacker_url: str, *, sent: bool) -> None:

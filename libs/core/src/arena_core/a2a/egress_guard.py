@@ -37,6 +37,7 @@ import httpx
 
 from arena_core.egress_policy import EgressPolicy, IPAddress, normalise_address, normalise_host, parse_address
 from arena_core.errors import TargetNotAllowedError, TargetUnreachableError
+from arena_core.exception_chain import find_in_chain
 
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 """``(host, port) -> addresses``, in the order to try them; raises OSError when the name is unknown."""
@@ -280,26 +281,9 @@ def guarded_client(guard: EgressGuard, *, timeout: httpx.Timeout) -> httpx.Async
 def not_allowed_in(exc: BaseException) -> TargetNotAllowedError | None:
     """The TargetNotAllowedError behind ``exc``, or None.
 
-    A library may have wrapped it: it is looked for along ``__cause__`` and
-    ``__context__`` and inside exception groups (to a bounded depth).
+    A library may have wrapped it (see :func:`~arena_core.exception_chain.find_in_chain`).
     """
-    return _find_not_allowed(exc, depth=0)
-
-
-def _find_not_allowed(exc: BaseException | None, *, depth: int) -> TargetNotAllowedError | None:
-    seen = exc
-    for _ in range(8):
-        if seen is None:
-            return None
-        if isinstance(seen, TargetNotAllowedError):
-            return seen
-        if isinstance(seen, BaseExceptionGroup) and depth < 3:
-            for member in seen.exceptions:
-                found = _find_not_allowed(member, depth=depth + 1)
-                if found is not None:
-                    return found
-        seen = seen.__cause__ or seen.__context__
-    return None
+    return find_in_chain(exc, TargetNotAllowedError)
 
 
 __all__ = [

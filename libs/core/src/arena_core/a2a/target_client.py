@@ -35,6 +35,13 @@ answering 429 Too Many Requests is retried once after its ``Retry-After`` (1 s
 without one) when that fits the deadline, and its origin is held for that long
 for every request of the limiter. Otherwise the call raises
 :class:`~arena_core.rate_limit.TargetRateLimitedError` (kind ``rate_limited``).
+
+Response size: every response of a target (the card, each reply, an event stream as a
+whole) is read through :func:`~arena_core.a2a.response_limits.limit_response`: at most
+``max_response_bytes`` bytes (``ARENA_TARGET_MAX_RESPONSE_BYTES``), decoded, and never
+more than :data:`MAX_CARD_BYTES` for the card. A response over the limit raises
+TargetProtocolError (naming the setting) as soon as the limit is passed, before the rest
+is read; a card over its own limit raises AgentCardError.
 """
 
 from __future__ import annotations
@@ -69,6 +76,15 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 from google.protobuf.json_format import MessageToDict
 
 from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
+from arena_core.a2a.response_limits import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ResponseRefusedError,
+    ResponseTooLargeError,
+    limit_response,
+    refused_response_in,
+)
+from arena_core.credential_scope import Origin, display, origin_of
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import (
     AgentCardError,
@@ -100,7 +116,6 @@ CREDENTIALS_HINT = (
 # Visible ASCII and inner spaces: anything else would be refused by the HTTP stack with
 # an error that quotes the value.
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?: +[\x21-\x7e]+)*")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 DEFAULT_RETRY_AFTER_S = 1.0
 """How long to wait before retrying a 429 that names no (readable) Retry-After."""
 MAX_HOLD_S = 3600.0
@@ -151,19 +166,18 @@ def card_url_for(url: str) -> str:
     return f"{base.rstrip('/')}{AGENT_CARD_WELL_KNOWN_PATH}"
 
 
-def _origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
-    parsed = httpx.URL(url)
-    return parsed.scheme, parsed.host, parsed.port or _DEFAULT_PORTS.get(parsed.scheme)
-
-
 class TargetCredentials(httpx.Auth):
     """Headers (e.g. a bearer token) for one target, sent only to its allowed origins.
 
     Passed per request (``auth=``), so a shared httpx client is never changed. The
-    values never appear in ``repr`` or in the error messages of this module.
+    values never appear in ``repr`` or in the error messages of this module. With a
+    ``scope`` (the token's ``ARENA_TARGET_CREDENTIAL_ORIGINS`` entry) no origin outside
+    it is ever added: a target outside it raises TargetNotAllowedError here.
     """
 
-    def __init__(self, headers: Mapping[str, str], target_url: str) -> None:
+    def __init__(
+        self, headers: Mapping[str, str], target_url: str, *, scope: frozenset[Origin] | None = None
+    ) -> None:
         for name, value in headers.items():
             if not _HEADER_VALUE.fullmatch(value):
                 # Never quote the value: it is a secret.
@@ -173,22 +187,34 @@ class TargetCredentials(httpx.Auth):
                 )
         self._headers = dict(headers)
         self._https = httpx.URL(target_url).scheme == "https"
-        self._origins = {_origin(target_url)}
+        self._scope = scope
+        if not self.in_scope(target_url):
+            raise TargetNotAllowedError(
+                f"target {display_origin(target_url)} is outside the origins its token may go to "
+                "(ARENA_TARGET_CREDENTIAL_ORIGINS)"
+            )
+        self._origins = {origin_of(target_url)}
         secrets = set(self._headers.values())
         secrets |= {value.split(" ", 1)[1] for value in self._headers.values() if " " in value}
         # Longest first, so a token is not half-redacted inside its "Bearer <token>" form.
         self._secrets = tuple(sorted(secrets, key=len, reverse=True))
 
+    def in_scope(self, url: httpx.URL | str) -> bool:
+        """True unless a scope is set and ``url``'s origin is outside it."""
+        return self._scope is None or origin_of(url) in self._scope
+
     def allow(self, url: str) -> bool:
-        """Also send the headers to ``url``'s origin, unless it downgrades https to http."""
-        if self._https and httpx.URL(url).scheme != "https":
+        """Also send the headers to ``url``'s origin, unless it downgrades https to http or
+        leaves the scope."""
+        if (self._https and httpx.URL(url).scheme != "https") or not self.in_scope(url):
             return False
-        self._origins.add(_origin(url))
+        self._origins.add(origin_of(url))
         return True
 
     def applies_to(self, url: httpx.URL | str) -> bool:
         """True when a request to ``url`` carries the headers."""
-        return _origin(url) in self._origins
+        origin = origin_of(url)
+        return origin is not None and origin in self._origins
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if self.applies_to(request.url):
@@ -213,7 +239,7 @@ class TargetCredentials(httpx.Auth):
 
     def __repr__(self) -> str:
         names = ", ".join(sorted(self._headers))
-        origins = ", ".join(sorted(f"{s}://{h}:{p}" for s, h, p in self._origins))
+        origins = ", ".join(sorted(display(origin) for origin in self._origins if origin is not None))
         return f"TargetCredentials(headers=[{names}], origins=[{origins}])"
 
 
@@ -223,14 +249,16 @@ class _NoTransport(httpx.AsyncBaseTransport):
 
 
 class _TargetHttpClient(httpx.AsyncClient):
-    """``inner`` as seen by one target's requests: rate-limited, 429-aware, credentialed.
+    """``inner`` as seen by one target's requests: rate-limited, 429-aware, credentialed, size-capped.
 
     The a2a-sdk transports call ``build_request`` and ``send`` on the client they are
     given; both are delegated to ``inner`` (its transport, timeouts, hooks and pool).
     ``send`` first takes a ``limiter`` slot for the request's origin (see the module doc
     for deadlines and 429s). With ``credentials``, requests carry this target's auth and
     never follow redirects. ``inner`` is not changed; headers the SDK sets on this
-    client's defaults are added to each request.
+    client's defaults are added to each request. Every response's body is read (by ``send``,
+    or by the caller of ``send(..., stream=True)``) through
+    :func:`~arena_core.a2a.response_limits.limit_response`: at most ``max_response_bytes``.
     """
 
     def __init__(
@@ -240,12 +268,14 @@ class _TargetHttpClient(httpx.AsyncClient):
         credentials: TargetCredentials | None,
         limiter: RateLimiter | None,
         timeout_s: float,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(transport=_NoTransport(), trust_env=False)
         self._inner = inner
         self._credentials = credentials
         self._limiter = limiter
         self._timeout_s = timeout_s
+        self._max_response_bytes = max_response_bytes
 
     def build_request(self, *args: Any, **kwargs: Any) -> httpx.Request:
         request = self._inner.build_request(*args, **kwargs)
@@ -254,17 +284,30 @@ class _TargetHttpClient(httpx.AsyncClient):
             request.headers.setdefault(name, value)
         return request
 
-    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+    async def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
         if self._credentials is not None:
             kwargs["auth"] = self._credentials
             kwargs["follow_redirects"] = False
+        # Only the codings the size limit decodes itself, as it counts.
+        request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+        response = await self._send_paced(request, kwargs)
+        if not stream:
+            try:
+                await response.aread()
+            except BaseException:
+                await response.aclose()
+                raise
+        return response
+
+    async def _send_paced(self, request: httpx.Request, kwargs: dict[str, Any]) -> httpx.Response:
+        """``request`` sent in its rate-limit slot, 429s handled; its body is not read yet."""
         deadline = time.monotonic() + self._timeout_s
         until_match_ends = current_deadline()
         if until_match_ends is not None:
             deadline = min(deadline, until_match_ends)
         origin = target_origin(request.url)
         await self._take_slot(origin, deadline)
-        response = await self._inner.send(request, **kwargs)
+        response = await self._send_limited(request, kwargs)
         if response.status_code != 429:
             return response
         await response.aclose()
@@ -282,13 +325,23 @@ class _TargetHttpClient(httpx.AsyncClient):
             )
         await asyncio.sleep(wait)
         await self._take_slot(origin, deadline)
-        response = await self._inner.send(request, **kwargs)
+        response = await self._send_limited(request, kwargs)
         if response.status_code == 429:
             await response.aclose()
             raise TargetRateLimitedError(
                 f"target {origin} answered 429 Too Many Requests again after waiting {wait:.1f} s "
                 "as it asked; try again later"
             )
+        return response
+
+    async def _send_limited(self, request: httpx.Request, kwargs: dict[str, Any]) -> httpx.Response:
+        """``request`` sent by ``inner``; the body of its response, not read yet, is size-capped."""
+        response = await self._inner.send(request, stream=True, **kwargs)
+        try:
+            limit_response(response, self._max_response_bytes, url=request.url)
+        except BaseException:
+            await response.aclose()
+            raise
         return response
 
     async def _take_slot(self, origin: str, deadline: float) -> None:
@@ -339,32 +392,35 @@ async def _fetch_card(
     url: str, http: httpx.AsyncClient, credentials: TargetCredentials | None
 ) -> tuple[AgentCard, dict[str, Any]]:
     card_url = card_url_for(url)
+    options: dict[str, Any] = {"headers": {"Accept": "application/json"}}
+    if credentials is not None:
+        options.update(auth=credentials, follow_redirects=False)
     try:
-        if credentials is None:
-            response = await http.get(card_url, headers={"Accept": "application/json"})
-        else:
-            response = await http.get(
-                card_url, headers={"Accept": "application/json"}, auth=credentials, follow_redirects=False
-            )
+        async with http.stream("GET", card_url, **options) as response:
+            if response.status_code in (401, 403):
+                what = f"the agent card request ({card_url})"
+                raise _auth_failure(url, response.status_code, sent=credentials is not None, what=what)
+            if response.status_code != 200:
+                raise AgentCardError(
+                    f"no A2A agent card at {card_url}: HTTP {response.status_code}"
+                    + (" (is this an A2A agent?)" if response.status_code == 404 else "")
+                )
+            content = await _read_card(response, card_url)
+    except ResponseRefusedError as exc:
+        raise TargetProtocolError(exc.message) from None
     except httpx.TimeoutException as exc:
-        raise TargetUnreachableError(f"target {url} did not answer in time ({type(exc).__name__})") from exc
+        raise TargetUnreachableError(
+            f"target {url} did not answer in time ({type(exc).__name__})"
+        ) from _cause(exc, credentials)
     except httpx.HTTPError as exc:
         message = f"target {url} is not reachable: {exc or type(exc).__name__}"
-        raise TargetUnreachableError(credentials.redact(message) if credentials else message) from exc
-    if response.status_code in (401, 403):
-        what = f"the agent card request ({card_url})"
-        raise _auth_failure(url, response.status_code, sent=credentials is not None, what=what)
-    if response.status_code != 200:
-        raise AgentCardError(
-            f"no A2A agent card at {card_url}: HTTP {response.status_code}"
-            + (" (is this an A2A agent?)" if response.status_code == 404 else "")
-        )
-    if len(response.content) > MAX_CARD_BYTES:
-        raise AgentCardError(f"agent card at {card_url} is larger than {MAX_CARD_BYTES} bytes")
+        message = credentials.redact(message) if credentials else message
+        raise TargetUnreachableError(message) from _cause(exc, credentials)
     try:
-        raw = response.json()
+        raw = json.loads(content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise AgentCardError(f"{card_url} did not return JSON, so it is not an A2A agent card") from exc
+        message = f"{card_url} did not return JSON, so it is not an A2A agent card"
+        raise AgentCardError(message) from _cause(exc, credentials)
     if not isinstance(raw, dict):
         raise AgentCardError(f"{card_url} returned JSON that is not an object, not an agent card")
     if credentials is None:
@@ -372,7 +428,18 @@ async def _fetch_card(
     try:
         return parse_card(raw, card_url), raw
     except AgentCardError as exc:
-        raise AgentCardError(credentials.redact(exc.message)) from exc
+        raise AgentCardError(credentials.redact(exc.message)) from _cause(exc, credentials)
+
+
+async def _read_card(response: httpx.Response, card_url: str) -> bytes:
+    """The card's body: at most MAX_CARD_BYTES (and the target's response limit), streamed."""
+    try:
+        limit_response(response, MAX_CARD_BYTES, url=card_url)
+        return await response.aread()
+    except ResponseTooLargeError as exc:
+        if exc.limit != MAX_CARD_BYTES:
+            raise
+        raise AgentCardError(f"agent card at {card_url} is larger than {MAX_CARD_BYTES} bytes") from None
 
 
 def parse_card(raw: dict[str, Any], source: str) -> AgentCard:
@@ -475,33 +542,32 @@ class A2ATarget:
                 last = event
         except (TargetNotAllowedError, TargetRateLimitedError):
             raise
+        except ResponseRefusedError as exc:
+            raise TargetProtocolError(exc.message) from None
         except A2AClientTimeoutError as exc:
-            raise TargetUnreachableError(f"target {self.url} timed out answering a message") from exc
+            timed_out = f"target {self.url} timed out answering a message"
+            raise TargetUnreachableError(timed_out) from _cause(exc, self._credentials)
         except (A2AClientError, httpx.HTTPError) as exc:
-            refused = not_allowed_in(exc)
-            if refused is not None:
-                raise refused from exc
+            _raise_refusal_in(exc)
             status = _status_in_chain(exc)
             if status in (401, 403):
                 raise _auth_failure(
                     self.url, status, sent=self.authenticated, what=f"a message ({self.interface.url})"
-                ) from exc
+                ) from _cause(exc, self._credentials)
             if isinstance(exc, A2AClientError):
                 failure = f"target {self.url} failed the message: {exc}"
-                raise TargetProtocolError(self._redact(failure)) from exc
+                raise TargetProtocolError(self._redact(failure)) from _cause(exc, self._credentials)
             raise TargetUnreachableError(
                 self._redact(f"target {self.url} is not reachable: {exc or type(exc).__name__}")
-            ) from exc
-        except Exception as exc:
-            refused = not_allowed_in(exc)
-            if refused is not None:
-                raise refused from exc
+            ) from _cause(exc, self._credentials)
+        except Exception as exc:  # noqa: BLE001 - translated below, always raised
+            _raise_refusal_in(exc)
             raise TargetProtocolError(
                 self._redact(
                     f"target {self.url} answered in a way the A2A client could not use: "
                     f"{type(exc).__name__}: {exc}"
                 )
-            ) from exc
+            ) from _cause(exc, self._credentials)
         if last is None:
             raise TargetProtocolError(f"target {self.url} returned no answer to a message")
         reply = _reply_from(last, fallback_context=context_id)
@@ -556,6 +622,27 @@ class A2ATarget:
             await self._owned_http.aclose()
 
 
+def _cause(exc: BaseException, credentials: TargetCredentials | None) -> BaseException | None:
+    """What to chain a translated error to: nothing while credentials are in use.
+
+    The original error can quote them (a target echoing its token in an error), and a chained
+    traceback reaches logs and spans (``exception.stacktrace``) unredacted.
+    """
+    return None if credentials is not None else exc
+
+
+def _raise_refusal_in(exc: BaseException) -> None:
+    """Raise the egress refusal or the refused response a library wrapped into ``exc``, if any."""
+    refused = not_allowed_in(exc)
+    if refused is not None:
+        raise refused from exc
+    response_refused = refused_response_in(exc)
+    if response_refused is not None:
+        # Alone: the wrapping says nothing more, and a transport failure in the chain would
+        # make it look worth retrying.
+        raise TargetProtocolError(response_refused.message) from None
+
+
 async def connect_target(
     url: str,
     *,
@@ -564,6 +651,8 @@ async def connect_target(
     headers: Mapping[str, str] | None = None,
     guard: EgressGuard | None = None,
     limiter: RateLimiter | None = None,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    credential_scope: frozenset[Origin] | None = None,
 ) -> A2ATarget:
     """Resolve ``url``'s card and return a client bound to its best interface.
 
@@ -579,9 +668,14 @@ async def connect_target(
     cannot be sent over HTTP raises ValueError (without the value). With a
     ``limiter`` every request takes a slot first (see the module doc); a request
     that cannot have one in time, or a 429 from the target that does not clear in
-    time, raises TargetRateLimitedError.
+    time, raises TargetRateLimitedError. No response of the target is read past
+    ``max_response_bytes`` (``ARENA_TARGET_MAX_RESPONSE_BYTES``): a larger one raises
+    TargetProtocolError (kind ``target_protocol_error``) naming the setting.
+    ``credential_scope`` (the origins the token may go to, ``ARENA_TARGET_CREDENTIAL_ORIGINS``):
+    a target, or a card's chosen interface, outside it raises TargetNotAllowedError before
+    anything is sent to it.
     """
-    credentials = TargetCredentials(headers, url.strip()) if headers else None
+    credentials = TargetCredentials(headers, url.strip(), scope=credential_scope) if headers else None
     owned = http is None
     if guard is None and owned:
         guard = EgressGuard(EgressPolicy())
@@ -589,7 +683,13 @@ async def connect_target(
         await guard.check_url(card_url_for(url), what="the target")
     client_http = http or guarded_client(guard or EgressGuard(EgressPolicy()), timeout=_timeout(timeout_s))
     # Every request of this target, the card fetch included, goes through one wrapper.
-    sdk_http = _TargetHttpClient(client_http, credentials=credentials, limiter=limiter, timeout_s=timeout_s)
+    sdk_http = _TargetHttpClient(
+        client_http,
+        credentials=credentials,
+        limiter=limiter,
+        timeout_s=timeout_s,
+        max_response_bytes=max_response_bytes,
+    )
     try:
         card, _ = await _fetch_card(url, sdk_http, credentials)
         interface = choose_interface(card)
@@ -602,6 +702,12 @@ async def connect_target(
         del pinned.supported_interfaces[:]
         pinned.supported_interfaces.append(interface)
         if credentials is not None:
+            if not credentials.in_scope(interface.url):
+                raise TargetNotAllowedError(
+                    f"the agent card of {display_origin(url)} moves the match to an interface on "
+                    f"{display_origin(interface.url)}, outside the origins this target's token may "
+                    "go to (ARENA_TARGET_CREDENTIAL_ORIGINS); nothing was sent there"
+                )
             credentials.allow(interface.url)
         factory = ClientFactory(
             ClientConfig(

@@ -71,6 +71,12 @@ DIRECT_PROVIDERS = frozenset({"llamacpp"})
 """Providers called through :class:`OpenAICompatibleClient` instead of any-llm."""
 LLAMACPP_DEFAULT_BASE = "http://127.0.0.1:8080/v1"
 """any-llm's default for ``llamacpp`` without a base URL (``LLAMACPP_API_BASE`` overrides it)."""
+LLAMACPP_ENV_KEY = "LLAMACPP_API_KEY"
+LLAMACPP_ENV_BASE = "LLAMACPP_API_BASE"
+"""The llamacpp provider's own variables. Like GEMINI_API_KEY and the other provider keys, which
+any-llm reads itself, they are not ARENA_* settings: the direct client stands in for any-llm's
+llamacpp provider (ADR 0013) and reads the same two, so swapping the client changed no
+configuration. Documented beside the provider keys in deploy/.env.example."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,9 +363,10 @@ def _direct_client(config: ModelConfig, client_args: Mapping[str, Any]) -> OpenA
     http_client = client_args.get("http_client")
     if http_client is not None and not isinstance(http_client, AsyncClient):
         raise ConfigError("http_client must be an httpx.AsyncClient")
-    base_url = config.base_url or os.environ.get("LLAMACPP_API_BASE") or LLAMACPP_DEFAULT_BASE
+    # Provider-native variables, read as any-llm reads them (see LLAMACPP_ENV_BASE); empty is unset.
+    base_url = config.base_url or os.environ.get(LLAMACPP_ENV_BASE) or LLAMACPP_DEFAULT_BASE
     return OpenAICompatibleClient(
-        base_url, api_key=os.environ.get("LLAMACPP_API_KEY"), http_client=http_client
+        base_url, api_key=os.environ.get(LLAMACPP_ENV_KEY) or None, http_client=http_client
     )
 
 

@@ -20,6 +20,8 @@ key                                        type    content
                                                    ``arena-orchestrators``
 ``arena:[ns:]orch:campaigns``              zset    campaign ids by creation time (ms)
 ``arena:[ns:]orch:unfinished``             set     ids of campaigns still accounting for matches
+``arena:[ns:]orch:active``                 set     ids of campaigns whose status is not final (the
+                                                   ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS count)
 ``arena:[ns:]orch:campaign:{id}``          hash    ``spec``, ``created``, ``total``, ``enqueued``, ``done``,
                                                    ``status``, ``started``, ``finished``, ``max_tokens``
 ``arena:[ns:]orch:campaign:{id}:results``  hash    match id -> MatchRecord JSON (written once: HSETNX)
@@ -103,6 +105,11 @@ class RedisKeys:
     def unfinished_campaigns(self) -> str:
         """Ids of campaigns not every match of which is accounted for (for resuming)."""
         return f"{self.base}orch:unfinished"
+
+    @property
+    def active_campaigns(self) -> str:
+        """Ids of campaigns whose status is not final (queued or running)."""
+        return f"{self.base}orch:active"
 
     def campaign(self, campaign_id: str) -> str:
         """The hash of one campaign's spec and counters."""

@@ -7,9 +7,10 @@ stay in place. With one, spans and metrics go to it over OTLP/HTTP protobuf
 (the default) or OTLP/gRPC (``OTEL_EXPORTER_OTLP_PROTOCOL=grpc``). The service
 name defaults to ``arena-<service>``; ``OTEL_SERVICE_NAME``,
 ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_TRACES_SAMPLER`` are honoured by the SDK.
-Outgoing httpx requests are traced and carry W3C ``traceparent``; servers get
-the ASGI middleware from :func:`instrument_asgi`. a2a-sdk's own internal spans
-stay off unless ``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=true``.
+Outgoing httpx requests are traced (their URL recorded without user info, query
+or fragment) and carry W3C ``traceparent``; servers get the ASGI middleware from
+:func:`instrument_asgi`. a2a-sdk's own internal spans stay off unless
+``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=true``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
@@ -28,7 +30,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from starlette.types import ASGIApp
 
-from arena_core.telemetry.spans import capture_message_content
+from arena_core.telemetry.spans import capture_message_content, safe_url
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,28 @@ class _WithoutUnaskedContent(SpanProcessor):
         return self._inner.force_flush(timeout_millis)
 
 
+_URL_ATTRIBUTES = ("url.full", "http.url")  # the stable and the old semconv name of a client URL
+
+
+def _scrub_url(span: trace.Span, _request: Any) -> None:
+    """httpx request hook: the client span's URL without user info, query or fragment.
+
+    The instrumentation redacts only a few well-known signature parameters; a target's URL can
+    carry a token in any of them (``?token=...``), and docs/security.md promises none in spans.
+    """
+    attributes = getattr(span, "attributes", None)  # an SDK span; a non-recording one has none
+    if not attributes or not span.is_recording():
+        return
+    for key in _URL_ATTRIBUTES:
+        value = attributes.get(key)
+        if isinstance(value, str):
+            span.set_attribute(key, safe_url(value))
+
+
+async def _scrub_url_async(span: trace.Span, request: Any) -> None:
+    _scrub_url(span, request)
+
+
 def _protocol(environ: Mapping[str, str]) -> str:
     value = (
         environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
@@ -148,7 +172,7 @@ def configure_telemetry(service: str, *, environ: Mapping[str, str] | None = Non
 
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 
-    HTTPXClientInstrumentor().instrument()
+    HTTPXClientInstrumentor().instrument(request_hook=_scrub_url, async_request_hook=_scrub_url_async)
     _state = TelemetryState(enabled=True, service_name=name, protocol=protocol)
     logger.info("telemetry: exporting traces and metrics as %s over OTLP (%s)", name, protocol)
     return _state
