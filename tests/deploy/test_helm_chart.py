@@ -1016,11 +1016,13 @@ def test_an_existing_auth_secret_is_used_instead(tools_bin: Path) -> None:
     for name, workload in workloads.items():
         refs = env_refs(workload, "arena-api-auth")
         expected = AUTH_ENV.get(name, set())
-        # Its read-only tokens too, when it has them.
-        assert set(refs) == (expected | {"ARENA_API_READ_TOKENS"} if expected else set()), name
+        # Its read-only tokens too, when it has them; and the orchestrator the token for an
+        # attacker outside the release, when the Secret has one.
+        optional = {"ARENA_API_READ_TOKENS"} | ({"ARENA_ATTACKER_TOKEN"} if name == "orchestrator" else set())
+        assert set(refs) == (expected | optional if expected else set()), name
         for variable, ref in refs.items():
-            if variable == "ARENA_API_READ_TOKENS":
-                assert ref == {"name": "arena-api-auth", "key": "ARENA_API_READ_TOKENS", "optional": True}
+            if variable in optional:
+                assert ref == {"name": "arena-api-auth", "key": variable, "optional": True}
             else:
                 assert ref == {"name": "arena-api-auth", "key": "ARENA_API_TOKENS"}, (name, variable)
         expected_secrets = {"arena-api-auth"} if expected else set()

@@ -36,7 +36,7 @@ from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import connect_target
 from arena_core.a2a.egress_guard import EgressGuard, guarded_client
 from arena_core.a2a.response_limits import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError
-from arena_core.a2a.target_client import MAX_CARD_BYTES, _TargetHttpClient
+from arena_core.a2a.target_client import MAX_CARD_BYTES, TargetHttpClient
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import AgentCardError, TargetProtocolError
 from arena_core.match_models import MAX_RECORDED_REPLY_BYTES, MatchRequest, MatchResult, Objective
@@ -323,7 +323,7 @@ async def test_an_event_stream_counts_as_one_response_across_its_events() -> Non
     # stream as a whole passes the limit.
     async with RawTarget(post=endless_events) as target:
         inner = guarded_client(EgressGuard(EgressPolicy()), timeout=httpx.Timeout(10))
-        http = _TargetHttpClient(
+        http = TargetHttpClient(
             inner, credentials=None, limiter=None, timeout_s=10, max_response_bytes=100_000
         )
         events: list[str] = []

@@ -205,6 +205,10 @@ ARENA_TARGET_TOKEN_ARENA, the token campaigns name for the release's own defende
 {{- $_ := set $env "ARENA_API_TOKENS" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_API_TOKENS")) -}}
 {{- if $auth.existingSecret -}}
 {{- $_ := set $env "ARENA_API_READ_TOKENS" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_API_READ_TOKENS" "optional" true)) -}}
+{{- if eq $c.name "orchestrator" -}}
+{{- /* For an attacker outside the release (config.ARENA_ATTACKER_URL) with tokens of its own. */ -}}
+{{- $_ := set $env "ARENA_ATTACKER_TOKEN" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_ATTACKER_TOKEN" "optional" true)) -}}
+{{- end -}}
 {{- end -}}
 {{- if $c.targetTokens -}}
 {{- $_ := set $env "ARENA_TARGET_TOKEN_ARENA" (dict "secretKeyRef" (dict "name" $name "key" (include "arena.authTargetTokenKey" $root))) -}}

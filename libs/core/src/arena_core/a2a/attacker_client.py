@@ -23,6 +23,7 @@ again later.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,6 @@ from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
-    CancelTaskRequest,
     GetTaskRequest,
     Message,
     Role,
@@ -51,12 +51,13 @@ from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_cli
 from arena_core.a2a.target_client import (
     SUPPORTED_BINDINGS,
     TargetCredentials,
+    TargetHttpClient,
+    cancel_task_quietly,
     card_url_for,
     choose_interface,
     fetch_agent_card,
+    status_in_chain,
 )
-from arena_core.a2a.target_client import _status_in_chain as status_in_chain
-from arena_core.a2a.target_client import _TargetHttpClient as TargetHttpClient
 from arena_core.errors import (
     ArenaError,
     AttackerBusyError,
@@ -254,7 +255,7 @@ async def play_remote_match(
                 await _poll_to_end(client, follower, attacker_url)
         except (asyncio.CancelledError, TimeoutError):
             if follower.task_id is not None and not follower.finished:
-                await _cancel_quietly(client, follower.task_id)
+                await _cancel_quietly(client, follower.task_id, attacker_url)
             raise
         if follower.result is not None:
             return follower.result
@@ -315,7 +316,7 @@ async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -
         if signature != seen:
             seen, changed_at = signature, loop.time()
         elif not follower.finished and loop.time() - changed_at > STALL_LIMIT_S:
-            await _cancel_quietly(client, follower.task_id)
+            await _cancel_quietly(client, follower.task_id, attacker_url)
             raise TargetUnreachableError(
                 f"attacker {attacker_url}: task {follower.task_id} showed no progress for "
                 f"{STALL_LIMIT_S:g} s after the stream broke (the process playing it is probably gone)"
@@ -374,15 +375,12 @@ def _raise_if_not_allowed(exc: BaseException) -> None:
         raise TargetNotAllowedError(refused.message) from exc
 
 
-async def _cancel_quietly(client: Client, task_id: str) -> None:
-    """Ask the attacker to cancel ``task_id``; never raises (the match is being abandoned)."""
-    try:
+async def _cancel_quietly(client: Client, task_id: str, attacker_url: str) -> None:
+    """Ask the attacker to cancel ``task_id``, for at most ``CANCEL_TIMEOUT_S``; raises only a
+    cancel of the caller (the match is being abandoned)."""
+    with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(CANCEL_TIMEOUT_S):
-            await client.cancel_task(CancelTaskRequest(id=task_id))
-    except (TimeoutError, asyncio.CancelledError):
-        return
-    except Exception as exc:  # noqa: BLE001 - e.g. "not cancelable": the task already ended
-        logger.debug("could not cancel attacker task %s: %s", task_id, exc)
+            await cancel_task_quietly(client, task_id, who=f"attacker {attacker_url}")
 
 
 __all__ = ["TaskCallback", "TurnCallback", "play_remote_match"]

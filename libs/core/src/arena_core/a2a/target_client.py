@@ -52,7 +52,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,7 +248,7 @@ class _NoTransport(httpx.AsyncBaseTransport):
         raise RuntimeError("requests of a target client are sent through its shared client")
 
 
-class _TargetHttpClient(httpx.AsyncClient):
+class TargetHttpClient(httpx.AsyncClient):
     """``inner`` as seen by one target's requests: rate-limited, 429-aware, credentialed, size-capped.
 
     The a2a-sdk transports call ``build_request`` and ``send`` on the client they are
@@ -364,7 +364,7 @@ def _auth_failure(url: str, status: int, *, sent: bool, what: str) -> TargetAuth
     return TargetAuthError(f"target {url} answered {status} {reason} to {what}: {problem}")
 
 
-def _status_in_chain(exc: BaseException) -> int | None:
+def status_in_chain(exc: BaseException) -> int | None:
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
@@ -549,7 +549,7 @@ class A2ATarget:
             raise TargetUnreachableError(timed_out) from _cause(exc, self._credentials)
         except (A2AClientError, httpx.HTTPError) as exc:
             _raise_refusal_in(exc)
-            status = _status_in_chain(exc)
+            status = status_in_chain(exc)
             if status in (401, 403):
                 raise _auth_failure(
                     self.url, status, sent=self.authenticated, what=f"a message ({self.interface.url})"
@@ -591,12 +591,7 @@ class A2ATarget:
         return self._credentials.redact(message) if self._credentials else message
 
     async def _cancel_quietly(self, task_id: str) -> None:
-        try:
-            await self._client.cancel_task(CancelTaskRequest(id=task_id))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever the target answers, the match is over
-            logger.debug("target %s did not cancel task %s: %s", self.url, task_id, self._redact(str(exc)))
+        await cancel_task_quietly(self._client, task_id, who=f"target {self.url}", redact=self._redact)
 
     async def close(self) -> None:
         """Cancel the tasks this client left waiting for input, then release the connection (the
@@ -620,6 +615,22 @@ class A2ATarget:
         await self._client.close()
         if self._owned_http is not None:
             await self._owned_http.aclose()
+
+
+async def cancel_task_quietly(
+    client: Client, task_id: str, *, who: str, redact: Callable[[str], str] = str
+) -> None:
+    """Ask ``who`` (an A2A agent) to cancel ``task_id``; whatever it answers is only logged.
+
+    The caller is abandoning the task, so a refusal (it already ended) or a failure changes
+    nothing. A cancel of the caller itself still propagates: it is never swallowed here.
+    """
+    try:
+        await client.cancel_task(CancelTaskRequest(id=task_id))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the agent answers, the task is abandoned
+        logger.debug("%s did not cancel task %s: %s", who, task_id, redact(str(exc)))
 
 
 def _cause(exc: BaseException, credentials: TargetCredentials | None) -> BaseException | None:
@@ -683,7 +694,7 @@ async def connect_target(
         await guard.check_url(card_url_for(url), what="the target")
     client_http = http or guarded_client(guard or EgressGuard(EgressPolicy()), timeout=_timeout(timeout_s))
     # Every request of this target, the card fetch included, goes through one wrapper.
-    sdk_http = _TargetHttpClient(
+    sdk_http = TargetHttpClient(
         client_http,
         credentials=credentials,
         limiter=limiter,
@@ -822,10 +833,13 @@ __all__ = [
     "A2ATarget",
     "TargetConversation",
     "TargetCredentials",
+    "TargetHttpClient",
     "TargetReply",
+    "cancel_task_quietly",
     "card_url_for",
     "choose_interface",
     "connect_target",
     "fetch_agent_card",
     "parse_card",
+    "status_in_chain",
 ]
