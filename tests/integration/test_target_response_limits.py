@@ -34,6 +34,7 @@ from starlette.applications import Starlette
 
 from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import connect_target
+from arena_core.a2a.attacker_client import play_remote_match, stream_limit_for
 from arena_core.a2a.egress_guard import EgressGuard, guarded_client
 from arena_core.a2a.response_limits import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError
 from arena_core.a2a.target_client import MAX_CARD_BYTES, TargetHttpClient
@@ -422,3 +423,25 @@ async def test_a_small_limit_still_lets_normal_replies_through() -> None:
         await target.close()
     assert reply.text.endswith(PHRASE)
     assert reply.state == "completed"
+
+
+# --- a campaign's own attacker ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [endless_events, endless_chunked], ids=["event-stream", "json"])
+async def test_a_campaigns_attacker_is_read_to_a_bound_too(answer: Answer) -> None:
+    """``attackers[].url`` is user input: the orchestrator reads its answers to a bound (set by
+    the match's length) and fails the match without retrying the broken attacker's fault away."""
+    request = MatchRequest(target="http://defender", strategy="playbook", max_turns=1)
+    limit = stream_limit_for(request)
+    async with RawTarget(post=answer) as attacker:
+        started = time.monotonic()
+        with pytest.raises(TargetProtocolError) as failed:
+            await play_remote_match(attacker.url, request, guard=EgressGuard(EgressPolicy()), timeout_s=60)
+        sent = attacker.sent
+    assert failed.value.message == (
+        f"attacker {attacker.url} sent more than {limit} bytes in one response, more than a match "
+        "of this length can need (a campaign's attackers[].url is read to a bound)"
+    )
+    assert time.monotonic() - started < 30
+    assert sent < SERVER_GIVES_UP_AT / 2, "the orchestrator kept reading"

@@ -48,6 +48,7 @@ from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
 from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
+from arena_core.a2a.response_limits import ResponseTooLargeError, refused_response_in
 from arena_core.a2a.target_client import (
     SUPPORTED_BINDINGS,
     TargetCredentials,
@@ -70,6 +71,7 @@ from arena_core.errors import (
 )
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
+    MAX_RECORDED_REPLY_BYTES,
     TURN_MEDIA_TYPE,
     MatchRequest,
     MatchResult,
@@ -92,6 +94,12 @@ _TERMINAL = frozenset(
 )
 POLL_INTERVAL_S = 0.5
 STALL_LIMIT_S = 60.0
+STREAM_BYTES_BASE = 4_000_000
+STREAM_BYTES_PER_TURN = 4 * MAX_RECORDED_REPLY_BYTES
+"""A campaign's own attacker (``attackers[].url``, user input) may send at most
+``STREAM_BYTES_BASE + max_turns * STREAM_BYTES_PER_TURN`` bytes in one response: room for every
+turn twice (its status update and the final transcript), each with a full recorded reply and
+as much again for the attacker's own text. The operator's attacker is not capped."""
 """A polled task whose status has not moved this long is given up (the attacker heartbeats every 10 s)."""
 
 
@@ -217,9 +225,17 @@ async def play_remote_match(
     credentials = (
         TargetCredentials({"Authorization": f"Bearer {token}"}, card_url_for(attacker_url)) if token else None
     )
+    # A campaign's attacker (guarded: user input) is read to a bound, like a target.
+    stream_limit = stream_limit_for(request) if guard is not None else None
     sdk_http = (
-        TargetHttpClient(client_http, credentials=credentials, limiter=None, timeout_s=timeout_s)
-        if credentials is not None
+        TargetHttpClient(
+            client_http,
+            credentials=credentials,
+            limiter=None,
+            timeout_s=timeout_s,
+            **({"max_response_bytes": stream_limit} if stream_limit is not None else {}),
+        )
+        if credentials is not None or stream_limit is not None
         else client_http
     )
     client: Client | None = None
@@ -248,6 +264,7 @@ async def play_remote_match(
                         await follower.feed(event)
                 except (A2AError, httpx.HTTPError) as exc:
                     _raise_if_not_allowed(exc)
+                    _raise_if_too_large(exc, attacker_url)
                     _raise_if_refused(exc, attacker_url, sent=credentials is not None)
                     if follower.task_id is None:
                         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
@@ -278,14 +295,17 @@ async def play_remote_match(
         ) from exc
     except A2AError as exc:  # client errors and the JSON-RPC errors the attacker answered
         _raise_if_not_allowed(exc)
+        _raise_if_too_large(exc, attacker_url)
         _raise_if_refused(exc, attacker_url, sent=credentials is not None)
         raise TargetProtocolError(f"attacker {attacker_url} failed: {exc}") from exc
     except httpx.HTTPError as exc:  # the attacker went away while its task was being polled
         _raise_if_not_allowed(exc)
+        _raise_if_too_large(exc, attacker_url)
         _raise_if_refused(exc, attacker_url, sent=credentials is not None)
         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
     except Exception as exc:
         _raise_if_not_allowed(exc)  # e.g. inside an exception group
+        _raise_if_too_large(exc, attacker_url)  # raised from inside the SDK's reading, unwrapped
         raise
     finally:
         if client is not None:
@@ -366,6 +386,24 @@ def _client_for(
             f"attacker {attacker_url}: the A2A client cannot use the {interface.protocol_binding} "
             f"interface its agent card lists ({version[:40]}): {exc}"
         ) from exc
+
+
+def stream_limit_for(request: MatchRequest) -> int:
+    """The most bytes a campaign's own attacker may send in one response for ``request``."""
+    return STREAM_BYTES_BASE + request.max_turns * STREAM_BYTES_PER_TURN
+
+
+def _raise_if_too_large(exc: BaseException, attacker_url: str) -> None:
+    """A response past the campaign attacker's bound is that attacker's fault: no retry helps."""
+    refused = refused_response_in(exc)
+    if refused is None:
+        return
+    if isinstance(refused, ResponseTooLargeError):
+        raise TargetProtocolError(
+            f"attacker {attacker_url} sent more than {refused.limit} bytes in one response, more "
+            "than a match of this length can need (a campaign's attackers[].url is read to a bound)"
+        ) from None
+    raise TargetProtocolError(f"attacker {attacker_url}: {refused.message}") from None
 
 
 def _raise_if_not_allowed(exc: BaseException) -> None:
