@@ -431,7 +431,8 @@ async def test_a_small_limit_still_lets_normal_replies_through() -> None:
 @pytest.mark.parametrize("answer", [endless_events, endless_chunked], ids=["event-stream", "json"])
 async def test_a_campaigns_attacker_is_read_to_a_bound_too(answer: Answer) -> None:
     """``attackers[].url`` is user input: the orchestrator reads its answers to a bound (set by
-    the match's length) and fails the match without retrying the broken attacker's fault away."""
+    the match's length); the try fails as a protocol error (the worker tries an attacker's
+    failure again, each try bounded the same way)."""
     request = MatchRequest(target="http://defender", strategy="playbook", max_turns=1)
     limit = stream_limit_for(request)
     async with RawTarget(post=answer) as attacker:
