@@ -733,6 +733,14 @@ def test_public_url_is_configurable(tools_bin: Path) -> None:
     ]
 
 
+def test_without_a_release_defender_the_attacker_gets_no_release_token(tools_bin: Path) -> None:
+    docs = render(tools_bin, "--set", "defender.enabled=false", "--set", "defenderNaive.enabled=false")
+    attacker = by_component(docs, "Deployment")["attacker"]
+    assert "ARENA_TARGET_TOKEN_ARENA" not in env_of(attacker)
+    assert "ARENA_API_TOKENS" in env_of(attacker)  # it still checks the orchestrator's calls
+    assert "ARENA_TARGET_CREDENTIAL_ORIGINS" not in config_data(docs)
+
+
 def test_the_release_token_scope_can_be_replaced_and_is_absent_without_auth(tools_bin: Path) -> None:
     own = "ARENA=http://d:8081;PROD=https://agent.example.com"
     docs = render(tools_bin, "--set-string", f"config.ARENA_TARGET_CREDENTIAL_ORIGINS={own}")

@@ -478,7 +478,10 @@ async def test_a_match_refused_for_longer_than_its_timeout_is_an_error_never_a_d
 
 
 async def test_busy_backoff_grows_is_bounded_and_jittered() -> None:
-    assert all(BUSY_MIN_BACKOFF_S / 2 <= _busy_backoff(0.0, n) <= BUSY_MIN_BACKOFF_S for n in range(1, 50))
+    # ARENA_ORCHESTRATOR_RETRY_BACKOFF_S=0 still backs off, from the minimum, and grows.
+    assert all(BUSY_MIN_BACKOFF_S / 2 <= _busy_backoff(0.0, 1) <= BUSY_MIN_BACKOFF_S for _ in range(50))
+    assert all(BUSY_MIN_BACKOFF_S * 2 <= _busy_backoff(0.0, 4) <= BUSY_MIN_BACKOFF_S * 8 for _ in range(50))
+    assert all(MAX_BACKOFF_S / 2 <= _busy_backoff(0.0, n) <= MAX_BACKOFF_S for n in (12, 10_000))
     assert all(1.0 <= _busy_backoff(2.0, 1) <= 2.0 for _ in range(50))
     assert all(4.0 <= _busy_backoff(2.0, 3) <= 8.0 for _ in range(50))
     assert all(MAX_BACKOFF_S / 2 <= _busy_backoff(2.0, n) <= MAX_BACKOFF_S for n in (7, 100, 10_000))

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from arena_core.log_redaction import RedactCredentials, install, redact
+from arena_core.log_redaction import RedactCredentials, install, install_everywhere, redact
 
 TOKEN = "tok-0123456789abcdef+/="
 
@@ -23,6 +23,8 @@ TOKEN = "tok-0123456789abcdef+/="
         f"AUTHORIZATION: Basic {TOKEN}",
         f"sent bearer {TOKEN}.",
         f'{{"Authorization": "Bearer {TOKEN}"}}',
+        f"[(b'authorization', b'Basic {TOKEN}')]",
+        f"Bearer {TOKEN}'\"()",  # a target token may hold any visible character
     ],
 )
 def test_credentials_are_redacted(text: str) -> None:
@@ -42,6 +44,23 @@ def test_credentials_are_redacted(text: str) -> None:
 )
 def test_other_text_is_kept(text: str) -> None:
     assert redact(text) == text
+
+
+def test_only_the_value_goes_not_the_rest_of_the_line() -> None:
+    text = f"Authorization=Bearer {TOKEN} for target http://t\nnext line"
+    assert redact(text) == "Authorization=[redacted] [redacted] for target http://t\nnext line"
+    assert redact(f"authorization: {TOKEN} then more") == "authorization: [redacted] then more"
+
+
+def test_the_handlers_of_other_loggers_get_the_filter_too() -> None:
+    own = logging.getLogger("test_log_redaction.own_handlers")
+    handler = logging.StreamHandler(io.StringIO())
+    own.addHandler(handler)
+    try:
+        install_everywhere()
+        assert any(isinstance(f, RedactCredentials) for f in handler.filters)
+    finally:
+        own.removeHandler(handler)
 
 
 def test_plain_text_without_a_credential_is_untouched() -> None:

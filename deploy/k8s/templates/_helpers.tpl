@@ -210,7 +210,9 @@ ARENA_TARGET_TOKEN_ARENA, the token campaigns name for the release's own defende
 {{- $_ := set $env "ARENA_ATTACKER_TOKEN" (dict "secretKeyRef" (dict "name" $name "key" "ARENA_ATTACKER_TOKEN" "optional" true)) -}}
 {{- end -}}
 {{- end -}}
-{{- if $c.targetTokens -}}
+{{- /* Only with a defender of the release to send it to (ARENA_TARGET_CREDENTIAL_ORIGINS scopes
+it to them): the release's API token must not be a token any campaign can aim elsewhere. */ -}}
+{{- if and $c.targetTokens (or $root.Values.defender.enabled $root.Values.defenderNaive.enabled) -}}
 {{- $_ := set $env "ARENA_TARGET_TOKEN_ARENA" (dict "secretKeyRef" (dict "name" $name "key" (include "arena.authTargetTokenKey" $root))) -}}
 {{- end -}}
 {{- end -}}

@@ -36,6 +36,7 @@ import uvicorn
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena_core import log_redaction
 from arena_core.gc_tuning import tune_for_serving
 from arena_core.telemetry.setup import instrument_asgi
 
@@ -191,6 +192,8 @@ def run_app(
         timeout_graceful_shutdown=math.ceil(max(MIN_REQUEST_DRAIN_S, shutdown_grace_s)),
         server_header=False,
     )
+    # uvicorn's loggers (just configured by Config) write through handlers of their own.
+    log_redaction.install_everywhere()
     server = GracefulServer(config, state=state, grace_s=shutdown_grace_s, on_terminate=on_terminate)
     tune_for_serving()
     with _sigterm_exits_quietly():

@@ -18,11 +18,14 @@ REDACTED = "[redacted]"
 _PATTERNS = (
     # "Bearer <token>" wherever it appears (headers, reprs, error messages); 8 characters at
     # least, so that prose ("the bearer scheme", "Bearer realm=...") stays readable.
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/=]{8,}"), rf"\1 {REDACTED}"),
-    # authorization: <anything>, 'authorization': '<anything>', authorization=<anything>
+    (re.compile(r"(?i)\b(bearer)\s+(?!realm=|error=|scope=)[\x21-\x7e]{8,}"), rf"\1 {REDACTED}"),
+    # The value of an Authorization header or field, to the end of its word, in the forms
+    # logs show it: "authorization: v", "authorization=v", "'authorization': 'v'",
+    # "(b'authorization', b'v')"; a scheme word before it (Basic, Digest...) is taken along.
     (
         re.compile(
-            r"""(?i)(\bauthorization['"]?\s*[:=]\s*(?:b?['"])?)(?!\[redacted\])[^'",}\s\]\)][^'",}\]\)]*"""
+            r"""(?i)(\bauthorization['"]?\s*(?:[:=]|,)\s*(?:b?['"])?)"""
+            r"""(?:(?:basic|bearer|digest|negotiate|token)\s+)?(?!\[redacted\])[^\s'",}\]\)]+"""
         ),
         rf"\1{REDACTED}",
     ),
@@ -66,4 +69,14 @@ def install(handlers: list[logging.Handler]) -> None:
             handler.addFilter(RedactCredentials())
 
 
-__all__ = ["REDACTED", "RedactCredentials", "install", "redact"]
+def install_everywhere() -> None:
+    """Add the filter to the handlers of the root logger and of every logger that has its own
+    (uvicorn's loggers write through their own handlers, without propagating to the root)."""
+    handlers = list(logging.getLogger().handlers)
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger):
+            handlers.extend(logger.handlers)
+    install(handlers)
+
+
+__all__ = ["REDACTED", "RedactCredentials", "install", "install_everywhere", "redact"]

@@ -92,14 +92,24 @@ def parse_match_request(message: Message) -> MatchRequest:
         raise InvalidInputError(f"invalid match request: {problems}") from exc
 
 
+SUMMARY_TEXT_CHARS = 200
+"""How much of each side's text a turn's status line quotes (the turn record has it all)."""
+
+
 def turn_summary(record: TurnRecord) -> str:
-    """One human-readable line per turn for status messages."""
+    """One human-readable line per turn for status messages, quoting the start of each side."""
     mark = "WON" if record.verdict.success else "held"
     return (
         f"turn {record.turn}{' (new conversation)' if record.new_conversation else ''}: "
-        f"attacker: {record.attacker_text!r} / defender: {record.defender_text!r} / "
+        f"attacker: {_quote(record.attacker_text)} / defender: {_quote(record.defender_text)} / "
         f"{record.verdict.judge} judge: {mark}"
     )
+
+
+def _quote(text: str) -> str:
+    if len(text) <= SUMMARY_TEXT_CHARS:
+        return repr(text)
+    return f"{text[:SUMMARY_TEXT_CHARS]!r}... ({len(text) - SUMMARY_TEXT_CHARS} more characters)"
 
 
 def result_summary(result: MatchResult) -> str:

@@ -642,7 +642,7 @@ def _busy_backoff(base_s: float, refusals: int) -> float:
     """The wait after the ``refusals``-th busy answer: exponential from ``base_s`` (at least
     BUSY_MIN_BACKOFF_S, at most MAX_BACKOFF_S), jittered down by up to half so that workers
     refused together do not come back together."""
-    delay = min(MAX_BACKOFF_S, max(BUSY_MIN_BACKOFF_S, base_s * 2.0 ** min(refusals - 1, 16)))
+    delay = min(MAX_BACKOFF_S, max(BUSY_MIN_BACKOFF_S, base_s) * 2.0 ** min(refusals - 1, 16))
     return delay * _JITTER.uniform(0.5, 1.0)
 
 

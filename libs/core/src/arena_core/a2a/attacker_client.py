@@ -94,13 +94,14 @@ _TERMINAL = frozenset(
 )
 POLL_INTERVAL_S = 0.5
 STALL_LIMIT_S = 60.0
+"""A polled task whose status has not moved this long is given up (the attacker heartbeats every 10 s)."""
 STREAM_BYTES_BASE = 4_000_000
-STREAM_BYTES_PER_TURN = 4 * MAX_RECORDED_REPLY_BYTES
+STREAM_BYTES_PER_TURN = 16 * MAX_RECORDED_REPLY_BYTES
 """A campaign's own attacker (``attackers[].url``, user input) may send at most
 ``STREAM_BYTES_BASE + max_turns * STREAM_BYTES_PER_TURN`` bytes in one response: room for every
-turn twice (its status update and the final transcript), each with a full recorded reply and
-as much again for the attacker's own text. The operator's attacker is not capped."""
-"""A polled task whose status has not moved this long is given up (the attacker heartbeats every 10 s)."""
+turn twice (its turn record and the final transcript), each with a full recorded reply and as
+much again for the attacker's own text, escaped for JSON at worst (a control character takes 6
+bytes). The operator's attacker is not capped."""
 
 
 class _Follower:
@@ -116,6 +117,8 @@ class _Follower:
         self.status_text = ""
         self.error_kind: str | None = None
         """The ``metadata.arena.error`` of the latest status message that had one."""
+        self.cancel_sent = False
+        """True once this side asked the attacker to cancel the task."""
 
     async def feed(self, event: StreamResponse) -> None:
         known = self.task_id
@@ -270,8 +273,10 @@ async def play_remote_match(
                         raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
                 # The stream ended or broke before the task did: poll the task to its end.
                 await _poll_to_end(client, follower, attacker_url)
-        except (asyncio.CancelledError, TimeoutError):
-            if follower.task_id is not None and not follower.finished:
+        except (asyncio.CancelledError, TimeoutError, ArenaError):
+            # Abandoned (cancel, timeout, or a failure the worker will retry elsewhere): the
+            # attacker must not go on playing it against the target.
+            if follower.task_id is not None and not follower.finished and not follower.cancel_sent:
                 await _cancel_quietly(client, follower.task_id, attacker_url)
             raise
         if follower.result is not None:
@@ -337,6 +342,7 @@ async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -
             seen, changed_at = signature, loop.time()
         elif not follower.finished and loop.time() - changed_at > STALL_LIMIT_S:
             await _cancel_quietly(client, follower.task_id, attacker_url)
+            follower.cancel_sent = True
             raise TargetUnreachableError(
                 f"attacker {attacker_url}: task {follower.task_id} showed no progress for "
                 f"{STALL_LIMIT_S:g} s after the stream broke (the process playing it is probably gone)"
@@ -394,7 +400,8 @@ def stream_limit_for(request: MatchRequest) -> int:
 
 
 def _raise_if_too_large(exc: BaseException, attacker_url: str) -> None:
-    """A response past the campaign attacker's bound is that attacker's fault: no retry helps."""
+    """A response past the campaign attacker's bound: a protocol error of that attacker (the
+    worker tries it again, each try bounded the same way)."""
     refused = refused_response_in(exc)
     if refused is None:
         return
