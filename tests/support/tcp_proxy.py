@@ -284,28 +284,34 @@ class RoundRobinProxy:
             await self._relay(client_reader, client_writer)
 
     async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        upstream = await self._connect()
-        if upstream is None:
-            client_writer.close()
-            return
-        connection, upstream_reader, upstream_writer = upstream
+        upstream_writer: asyncio.StreamWriter | None = None
         try:
-            pumps = [
-                asyncio.ensure_future(self._outbound(client_reader, upstream_writer, connection)),
-                asyncio.ensure_future(self._inbound(upstream_reader, client_writer, connection)),
-            ]
-            # Either side closing (or an upstream dying) ends the whole connection.
+            upstream = await self._connect()
+            if upstream is None:
+                return
+            connection, upstream_reader, upstream_writer = upstream
             try:
-                await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+                pumps = [
+                    asyncio.ensure_future(self._outbound(client_reader, upstream_writer, connection)),
+                    asyncio.ensure_future(self._inbound(upstream_reader, client_writer, connection)),
+                ]
+                # Either side closing (or an upstream dying) ends the whole connection.
+                try:
+                    await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in pumps:
+                        task.cancel()
+                    await asyncio.gather(*pumps, return_exceptions=True)
             finally:
-                for task in pumps:
-                    task.cancel()
-                await asyncio.gather(*pumps, return_exceptions=True)
+                with self._lock:
+                    self._connections.remove(connection)
         finally:
-            with self._lock:
-                self._connections.remove(connection)
-            for writer in (client_writer, upstream_writer):
+            # Closed first, awaited after: a stop() cancelling this task mid-way (even while it
+            # connects, or waits for one writer) leaves no connection open.
+            writers = [writer for writer in (client_writer, upstream_writer) if writer is not None]
+            for writer in writers:
                 writer.close()
+            for writer in writers:
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
 
