@@ -38,6 +38,7 @@ from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.match_player import RemoteAttackerPlayer
 from conftest import InProcessArena
 from support.asgi import HostRouter, client_for
+from support.cards import card_json
 from support.minimal_agent import create_minimal_app
 from support.uvicorn_server import bound_socket, serve_app
 
@@ -82,21 +83,6 @@ def listener() -> Iterator[CountingListener]:
 
 def bound(host: str = ALLOWED, port: int = 0) -> socket.socket:
     return bound_socket(host, port, reuse_address=True)
-
-
-def card_json(interface_url: str) -> dict[str, Any]:
-    return {
-        "name": "Elsewhere Agent",
-        "description": "Its card points somewhere else.",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": interface_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}],
-    }
 
 
 class Recorder:

@@ -13,9 +13,6 @@ import logging
 import pytest
 from pydantic import SecretStr
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_attacker.match_runner import MatchRunner
@@ -25,6 +22,7 @@ from arena_core.match_models import MatchRequest
 from arena_core.settings import load_settings
 from conftest import InProcessArena
 from support.asgi import client_for
+from support.cards import card_app
 
 pytestmark = pytest.mark.asyncio
 
@@ -92,11 +90,7 @@ async def test_a_card_cannot_move_a_scoped_token_to_another_origin(arena: InProc
     defender = _defender(arena)
     card = (await arena.http.get("http://defender/.well-known/agent-card.json")).json()
     defender.seen.clear()
-
-    async def serve(_: Request) -> JSONResponse:
-        return JSONResponse(card)  # its interfaces point at http://defender
-
-    cards = Recorder(Starlette(routes=[Route("/.well-known/agent-card.json", serve)]))
+    cards = Recorder(card_app(card))  # its interfaces point at http://defender
     arena.add("cards", cards)
     result = await _runner(arena, "DEF=http://cards").run(_request("http://cards"))
     assert result.outcome == "error" and result.error_kind == "target_not_allowed", result

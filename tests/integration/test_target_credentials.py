@@ -30,6 +30,7 @@ from arena_core.settings import load_settings
 from arena_core.telemetry.spans import INSTRUMENTATION_NAME
 from conftest import InProcessArena
 from support.asgi import client_for
+from support.cards import card_app, card_json
 
 pytestmark = pytest.mark.asyncio
 
@@ -146,19 +147,8 @@ async def test_every_binding_and_version_carries_the_token(
     arena: InProcessArena, binding: str, version: str, path: str
 ) -> None:
     guard = _guarded_defender(arena)
-    card = {
-        "name": "Guarded",
-        "description": f"{binding} {version} only",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": f"http://defender{path}", "protocolBinding": binding, "protocolVersion": version}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
-    }
-    arena.add("card", _card_app(card))
+    card = card_json(f"http://defender{path}", binding=binding, version=version, name="Guarded")
+    arena.add("card", card_app(card))
     target = await connect_target(
         "http://card", http=arena.http, headers={"Authorization": f"Bearer {TOKEN}"}
     )
@@ -209,7 +199,7 @@ async def test_a_shared_client_is_not_changed(arena: InProcessArena) -> None:
 async def test_the_token_goes_to_the_cards_interface_host_but_nowhere_else(arena: InProcessArena) -> None:
     guard = _guarded_defender(arena)
     card = (await arena.http.get("http://defender/.well-known/agent-card.json", auth=_bearer())).json()
-    cards = RequireBearer(_card_app(card))
+    cards = RequireBearer(card_app(card))
     arena.add("cards", cards)
     target = await connect_target(
         "http://cards", http=arena.http, headers={"Authorization": f"Bearer {TOKEN}"}
@@ -243,7 +233,7 @@ async def test_an_https_target_does_not_send_its_token_to_a_plain_http_interface
 
 
 async def test_redirects_are_not_followed_with_credentials(arena: InProcessArena) -> None:
-    elsewhere = RequireBearer(_card_app({}))
+    elsewhere = RequireBearer(card_app({}))
     arena.add("elsewhere", elsewhere)
 
     async def moved(_: Request) -> Response:
@@ -264,19 +254,7 @@ async def test_a_target_echoing_the_token_in_an_error_gets_it_redacted(arena: In
         error = {"code": -32603, "message": f"internal error; you sent {leak}"}
         return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "error": error})
 
-    card = {
-        "name": "Leaky",
-        "description": "echoes headers",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": "http://leaky/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text"],
-        "defaultOutputModes": ["text"],
-        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
-    }
-    app = _card_app(card)
+    app = card_app(card_json("http://leaky/", name="Leaky"))
     app.router.routes.append(Route("/", rpc, methods=["POST"]))
     arena.add("leaky", app)
     runner = _runner(arena, {VAR: TOKEN})
@@ -294,13 +272,6 @@ def _bearer() -> Callable[[httpx.Request], httpx.Request]:
         return request
 
     return add
-
-
-def _card_app(card: dict[str, Any]) -> Starlette:
-    async def serve(_: Request) -> JSONResponse:
-        return JSONResponse(card)
-
-    return Starlette(routes=[Route("/.well-known/agent-card.json", serve)])
 
 
 # --- the token never reaches logs or spans ----------------------------------------------------
@@ -396,19 +367,7 @@ def _echo_app(echo: Callable[[str], dict[str, Any]]) -> Starlette:
         answer = echo(request.headers.get("authorization", ""))
         return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), **answer})
 
-    card = {
-        "name": "Echo",
-        "description": "echoes what it was sent",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": "http://echo/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text"],
-        "defaultOutputModes": ["text"],
-        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
-    }
-    app = _card_app(card)
+    app = card_app(card_json("http://echo/", name="Echo"))
     app.router.routes.append(Route("/", rpc, methods=["POST"]))
     return app
 
@@ -431,12 +390,11 @@ def _echoed_in_an_error(auth: str) -> dict[str, Any]:
 ECHOES = pytest.mark.parametrize("echo", [_echoed_in_a_reply, _echoed_in_an_error], ids=["reply", "error"])
 
 
-async def _play_against_echo(arena: InProcessArena, echo: Callable[[str], dict[str, Any]]) -> MatchResult:
+async def _play_against_echo(arena: InProcessArena, echo: Callable[[str], dict[str, Any]]) -> None:
     arena.add("echo", _echo_app(echo))
     request = MatchRequest.model_validate({"target": "http://echo", "target_token_env": VAR, "max_turns": 2})
     result = await _runner(arena, {VAR: TOKEN}).run(request)
     _assert_echo_result(result, echo)
-    return result
 
 
 def _assert_echo_result(result: MatchResult, echo: Callable[[str], dict[str, Any]]) -> None:
@@ -461,23 +419,16 @@ async def test_a_played_match_with_a_token_logs_and_traces_nothing_of_it(
 
 
 @ECHOES
-async def test_a_target_echoing_the_token_gets_it_into_no_log(
+async def test_a_target_echoing_the_token_gets_it_into_no_log_and_no_span(
     arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
 ) -> None:
     await _play_against_echo(arena, echo)
     leak_watch.assert_never_logged(TOKEN)
-
-
-@ECHOES
-async def test_a_target_echoing_the_token_gets_it_into_no_span(
-    arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
-) -> None:
-    await _play_against_echo(arena, echo)
     leak_watch.assert_never_traced(TOKEN)
 
 
 @ECHOES
-async def test_the_attacker_service_logs_nothing_of_the_token(
+async def test_the_attacker_service_logs_and_traces_nothing_of_the_token(
     arena: InProcessArena, leak_watch: LeakWatch, echo: Callable[[str], dict[str, Any]]
 ) -> None:
     arena.add("echo", _echo_app(echo))

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from arena_core.a2a import TargetConversation, connect_target
 from arena_core.errors import AgentCardError
 from conftest import InProcessArena
+from support.cards import card_app, card_json
 
 pytestmark = pytest.mark.asyncio
-
-
-def _card_app(card: dict[str, Any]) -> Starlette:
-    async def serve(_: Request) -> JSONResponse:
-        return JSONResponse(card)
-
-    return Starlette(routes=[Route("/.well-known/agent-card.json", serve)])
 
 
 LEGACY_CARD = {
@@ -42,7 +30,7 @@ async def test_a_0_3_only_card_is_spoken_to_in_0_3_with_both_ids(arena: InProces
     arena.add_model(mode="echo")
     arena.add_defender()
     # The card lives on another host but points at the defender's JSON-RPC endpoint.
-    arena.add("legacy", _card_app(LEGACY_CARD))
+    arena.add("legacy", card_app(LEGACY_CARD))
     target = await connect_target("http://legacy", http=arena.http)
     assert target.protocol_version.startswith("0.3")
     assert target.binding == "JSONRPC"
@@ -58,19 +46,8 @@ async def test_a_0_3_only_card_is_spoken_to_in_0_3_with_both_ids(arena: InProces
 async def test_an_http_json_only_card_is_used_over_rest(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
     arena.add_defender()
-    card = {
-        "name": "REST Agent",
-        "description": "HTTP+JSON only",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": "http://defender/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
-    }
-    arena.add("rest", _card_app(card))
+    card = card_json("http://defender/rest", binding="HTTP+JSON", name="REST Agent")
+    arena.add("rest", card_app(card))
     target = await connect_target("http://rest", http=arena.http)
     assert target.binding == "HTTP+JSON"
     conversation = TargetConversation(target)
@@ -81,16 +58,7 @@ async def test_an_http_json_only_card_is_used_over_rest(arena: InProcessArena) -
 
 
 async def test_a_grpc_only_card_is_refused_with_a_reason(arena: InProcessArena) -> None:
-    card = {
-        "name": "gRPC Agent",
-        "description": "gRPC only",
-        "version": "1.0.0",
-        "supportedInterfaces": [{"url": "grpc://x:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "chat", "name": "chat", "description": "chat", "tags": ["chat"]}],
-    }
-    arena.add("grpc", _card_app(card))
+    card = card_json("grpc://x:1", binding="GRPC", name="gRPC Agent")
+    arena.add("grpc", card_app(card))
     with pytest.raises(AgentCardError, match="offers no interface the arena speaks"):
         await connect_target("http://grpc", http=arena.http)

@@ -23,14 +23,6 @@ from typing import Any
 import httpx
 import pytest
 from a2a.client.transports.http_helpers import send_http_stream_request
-from a2a.helpers import new_task_from_user_message
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
-from starlette.applications import Starlette
 
 from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import connect_target
@@ -43,6 +35,8 @@ from arena_core.errors import AgentCardError, TargetProtocolError
 from arena_core.match_models import MAX_RECORDED_REPLY_BYTES, MatchRequest, MatchResult, Objective
 from arena_core.settings import load_settings
 from arena_orchestrator.worker import RETRYABLE_RESULT_KINDS
+from support.cards import card_json
+from support.minimal_agent import create_answering_app
 from support.uvicorn_server import bound_socket, serve_app, socket_url
 
 # The settings fixture clears ARENA_* from the environment; the tests build their own settings.
@@ -57,19 +51,8 @@ SERVER_GIVES_UP_AT = 200_000_000
 Answer = Callable[["RawTarget", asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-def card_json(base_url: str, binding: str = "JSONRPC") -> dict[str, Any]:
-    return {
-        "name": "Hostile Agent",
-        "description": "Answers too much.",
-        "version": "1.0.0",
-        "supportedInterfaces": [
-            {"url": f"{base_url}/", "protocolBinding": binding, "protocolVersion": "1.0"}
-        ],
-        "capabilities": {},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}],
-    }
+def hostile_card(base_url: str, binding: str = "JSONRPC") -> dict[str, Any]:
+    return card_json(f"{base_url}/", binding=binding, name="Hostile Agent")
 
 
 class RawTarget:
@@ -135,7 +118,7 @@ class RawTarget:
 
 
 async def serve_card(target: RawTarget, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    body = json.dumps(card_json(target.url, target.binding)).encode()
+    body = json.dumps(hostile_card(target.url, target.binding)).encode()
     head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     await target.write(writer, head.encode() + body, body=len(body))
 
@@ -186,7 +169,7 @@ def gzip_bomb(size: int) -> Answer:
 
 
 async def gzipped_card(target: RawTarget, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    body = gzip.compress(json.dumps(card_json(target.url)).encode())
+    body = gzip.compress(json.dumps(hostile_card(target.url)).encode())
     head = (
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
@@ -343,46 +326,13 @@ async def test_an_event_stream_counts_as_one_response_across_its_events() -> Non
 # --- large replies under the limit ---------------------------------------------------------------
 
 
-class LongAnswer(AgentExecutor):
-    """Completes every task with one text artifact: ``filler`` bytes, then the phrase."""
-
-    def __init__(self, filler: int) -> None:
-        self._text = "All is well. " * (filler // 13) + PHRASE
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        assert context.message is not None and context.task_id and context.context_id
-        if context.current_task is None:
-            await event_queue.enqueue_event(new_task_from_user_message(context.message))
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.add_artifact([Part(text=self._text)], name="answer")
-        await updater.complete()
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        assert context.task_id and context.context_id
-        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
-
-
 @contextlib.asynccontextmanager
 async def long_answer_agent(filler: int) -> AsyncIterator[str]:
     """An a2a-sdk agent on 127.0.0.1 answering ``filler`` bytes then the phrase; yields its URL."""
     sock = bound_socket(HOST)
     url = socket_url(sock)
-    card = AgentCard(
-        name="Verbose Agent",
-        description="Says a lot.",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=f"{url}/", protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
-        capabilities=AgentCapabilities(streaming=False),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="talk", name="Talk", description="Talks", tags=["talk"])],
-    )
-    handler = DefaultRequestHandler(
-        agent_executor=LongAnswer(filler), task_store=InMemoryTaskStore(), agent_card=card
-    )
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
+    text = "All is well. " * (filler // 13) + PHRASE
+    app = create_answering_app(url, lambda _: text, name="Verbose Agent")
     async with serve_app(app, sock, what="the test agent"):
         yield url
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import uvicorn
 from a2a.helpers import get_message_text, new_task_from_user_message
@@ -24,21 +25,18 @@ from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, Agen
 from starlette.applications import Starlette
 
 
-class EchoishExecutor(AgentExecutor):
-    def __init__(self, comply: bool) -> None:
-        self._comply = comply
+class AnswerExecutor(AgentExecutor):
+    """Completes every task with one text artifact: ``answer(the message's text)``."""
+
+    def __init__(self, answer: Callable[[str], str]) -> None:
+        self._answer = answer
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None and context.task_id and context.context_id
         if context.current_task is None:
             await event_queue.enqueue_event(new_task_from_user_message(context.message))
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        text = get_message_text(context.message)
-        marker = "repeat after me:"
-        if self._comply and marker in text.lower():
-            answer = text[text.lower().index(marker) + len(marker) :].strip().splitlines()[0]
-        else:
-            answer = "Sorry, I only talk about the weather."
+        answer = self._answer(get_message_text(context.message))
         await updater.add_artifact([Part(text=answer)], name="answer")
         await updater.complete()
 
@@ -47,9 +45,24 @@ class EchoishExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
+def weather_answer(comply: bool) -> Callable[[str], str]:
+    """Repeats what follows "repeat after me:" when ``comply``; otherwise refuses politely."""
+
+    def answer(text: str) -> str:
+        marker = "repeat after me:"
+        if comply and marker in text.lower():
+            return text[text.lower().index(marker) + len(marker) :].strip().splitlines()[0]
+        return "Sorry, I only talk about the weather."
+
+    return answer
+
+
+def create_answering_app(
+    base_url: str, answer: Callable[[str], str], *, name: str = "Weather Agent"
+) -> Starlette:
+    """An a2a-sdk JSON-RPC agent at ``base_url`` (0.3 requests too) answering with ``answer``."""
     card = AgentCard(
-        name="Weather Agent",
+        name=name,
         description="Answers weather questions.",
         version="1.0.0",
         supported_interfaces=[
@@ -61,7 +74,7 @@ def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
         skills=[AgentSkill(id="forecast", name="Forecast", description="Weather forecast", tags=["weather"])],
     )
     handler = DefaultRequestHandler(
-        agent_executor=EchoishExecutor(comply), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=AnswerExecutor(answer), task_store=InMemoryTaskStore(), agent_card=card
     )
     return Starlette(
         routes=[
@@ -69,6 +82,11 @@ def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
             *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         ]
     )
+
+
+def create_minimal_app(base_url: str, *, comply: bool) -> Starlette:
+    """The weather agent: see the module doc."""
+    return create_answering_app(base_url, weather_answer(comply))
 
 
 if __name__ == "__main__":

@@ -35,9 +35,10 @@ import httpx
 
 from arena_core.a2a.egress_guard import display_origin
 from arena_core.exception_chain import find_in_chain
+from arena_core.settings import ArenaSettings
 
-DEFAULT_MAX_RESPONSE_BYTES = 4_000_000
-"""The default of ``ARENA_TARGET_MAX_RESPONSE_BYTES``."""
+DEFAULT_MAX_RESPONSE_BYTES: int = ArenaSettings.model_fields["target_max_response_bytes"].default
+"""The default of ``ARENA_TARGET_MAX_RESPONSE_BYTES`` (defined once, in the settings)."""
 SETTING_NAME = "ARENA_TARGET_MAX_RESPONSE_BYTES"
 ACCEPT_ENCODING = "gzip, deflate"
 """The content codings asked of targets: the ones :class:`LimitedStream` decodes itself."""
