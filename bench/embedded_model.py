@@ -175,13 +175,13 @@ def send_message(client: httpx.Client, url: str, prompt_index: int, text: str) -
         usage = message["metadata"]["arena"]["usage"]
     except (KeyError, TypeError, ValueError) as error:
         raise BenchError(f"unexpected defender reply ({error!r}): {response.text[:300]}") from error
-    if state != "TASK_STATE_INPUT_REQUIRED":
+    if state not in ("TASK_STATE_COMPLETED", "TASK_STATE_INPUT_REQUIRED"):
         raise BenchError(f"the defender's task ended in {state}: {reply_text[:300]}")
     return Call(
         prompt=prompt_index,
         seconds=seconds,
-        completion_tokens=int(usage["completion_tokens"]),
-        prompt_tokens=int(usage["prompt_tokens"]),
+        completion_tokens=int(usage["completionTokens"]),
+        prompt_tokens=int(usage["promptTokens"]),
         text=reply_text,
         response_bytes=len(response.content),
     )

@@ -190,10 +190,14 @@ async def _loop(spec: Spec, budget: Budget, results: Results) -> None:
                     if task is None:
                         results.errors.append(f"no task in {data[:300]!r}")
                         break
-                    if task.get("status", {}).get("state") != "TASK_STATE_INPUT_REQUIRED":
-                        results.errors.append(f"task state {task.get('status', {}).get('state')}")
+                    state = task.get("status", {}).get("state")
+                    if state not in ("TASK_STATE_COMPLETED", "TASK_STATE_INPUT_REQUIRED"):
+                        results.errors.append(f"task state {state}")
                         break
-                    context_id, task_id = task["contextId"], task["id"]
+                    # A parked task is continued by its id; after a completed one the next turn
+                    # is a new task in the same context.
+                    context_id = task["contextId"]
+                    task_id = task["id"] if state == "TASK_STATE_INPUT_REQUIRED" else None
                 else:
                     history.append({"role": "user", "content": f"{spec.text} (turn {turn})"})
                     history.append(reply["choices"][0]["message"])

@@ -83,7 +83,8 @@ async def test_card_and_probes_stay_public_and_the_card_declares_bearer(
     for path in ("/healthz", "/readyz"):
         response = await protected.http.get(f"http://{host}{path}")
         assert response.status_code in (200, 503), (path, response.status_code)
-    card = (await protected.http.get(f"http://{host}/.well-known/agent-card.json")).json()
+    card_url = f"http://{host}/.well-known/agent-card.json"
+    card = (await protected.http.get(card_url, headers={"A2A-Version": "1.0"})).json()
     assert card["securitySchemes"] == {
         "bearer": {
             "httpAuthSecurityScheme": {

@@ -35,7 +35,8 @@ async def _play(arena: InProcessArena, request: MatchRequest) -> tuple[MatchResu
 
 async def test_attacker_card_is_a_strict_a2a_1_0_card(arena: InProcessArena) -> None:
     arena.add_attacker()
-    raw = (await arena.http.get("http://attacker/.well-known/agent-card.json")).json()
+    card_url = "http://attacker/.well-known/agent-card.json"
+    raw = (await arena.http.get(card_url, headers={"A2A-Version": "1.0"})).json()
     assert card_problems_v1(raw) == []
     assert raw["skills"][0]["id"] == "red-team"
 
@@ -51,7 +52,8 @@ async def test_playbook_wins_against_an_obeying_defender(arena: InProcessArena) 
     assert result.turns_used == 4 and result.resets == 1
     assert [t.turn for t in turns] == [1, 2, 3, 4]
     assert turns[3].new_conversation and turns[3].context_id != turns[0].context_id
-    assert turns[1].context_id == turns[0].context_id and turns[1].task_id == turns[0].task_id
+    # The default defender completes each turn's task: the conversation goes on in its context.
+    assert turns[1].context_id == turns[0].context_id and turns[1].task_id != turns[0].task_id
     assert result.protocol is not None and result.protocol.version == "1.0"
     assert result.defender_usage.calls == 4
     assert all(t.reasoning and t.reasoning.startswith("playbook script") for t in turns)
@@ -118,7 +120,8 @@ async def test_match_against_an_agent_that_is_not_ours(arena: InProcessArena) ->
         ('{"target": "ftp://x"}', "http(s) URL"),
         ('{"target": "http://defender", "max_turns": 0}', "max_turns"),
         ('{"target": "http://defender", "bogus": 1}', "bogus"),
-        ("not json at all", "not JSON"),
+        # Text that starts as JSON is held to JSON; other text is a sentence (test_attacker_plain_text).
+        ("{not json at all", "not JSON"),
         ('["a list"]', "JSON object"),
         ('{"target": "http://defender", "strategy": "nope"}', "unknown strategy 'nope'"),
         ('{"target": "http://defender", "judge": "nope"}', "unknown judge 'nope'"),

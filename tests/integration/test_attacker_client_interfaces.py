@@ -62,7 +62,7 @@ async def attacker_with_card(
     arena.add_model(mode="obey")
     arena.add_defender()
     arena.add_attacker()
-    card = (await arena.http.get(f"http://attacker{CARD_PATH}")).json()
+    card = (await arena.http.get(f"http://attacker{CARD_PATH}", headers={"A2A-Version": "1.0"})).json()
     card = copy.deepcopy(card)
     card["supportedInterfaces"] = edit(card["supportedInterfaces"])
     rewriter = CardRewriter(arena.apps["attacker"], card)

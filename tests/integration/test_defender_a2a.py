@@ -35,7 +35,7 @@ async def _raw_client(arena: InProcessArena) -> httpx.AsyncClient:
 async def test_card_is_a_strict_a2a_1_0_card(arena: InProcessArena) -> None:
     arena.add_model()
     url = arena.add_defender()
-    response = await arena.http.get(f"{url}/.well-known/agent-card.json")
+    response = await arena.http.get(f"{url}/.well-known/agent-card.json", headers=V10)
     assert response.status_code == 200
     raw = response.json()
     assert card_problems_v1(raw) == []
@@ -49,7 +49,7 @@ async def test_card_is_a_strict_a2a_1_0_card(arena: InProcessArena) -> None:
 
 async def test_v03_compat_setting_adds_legacy_fields(arena: InProcessArena) -> None:
     arena.add_model()
-    url = arena.add_defender(card_v03_compat=True)
+    url = arena.add_defender(card_v03_compat="true")
     raw = (await arena.http.get(f"{url}/.well-known/agent-card.json")).json()
     assert raw["url"] == "http://defender/"
     assert raw["protocolVersion"].startswith("0.3")
@@ -59,7 +59,7 @@ async def test_v03_compat_setting_adds_legacy_fields(arena: InProcessArena) -> N
 
 async def test_v10_send_message_and_continuation_with_both_ids(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
-    url = arena.add_defender()
+    url = arena.add_defender(defender_turn_mode="input-required")
     http = await _raw_client(arena)
     first = await http.post(
         url,
@@ -98,7 +98,7 @@ async def test_v10_send_message_and_continuation_with_both_ids(arena: InProcessA
 
 async def test_v03_message_send_and_continuation(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
-    url = arena.add_defender()
+    url = arena.add_defender(defender_turn_mode="input-required")
     http = await _raw_client(arena)
     message = {
         "kind": "message",
@@ -174,7 +174,7 @@ async def test_sdk_clients_of_both_versions_bindings_and_modes(
         elif kind == "status_update":
             states.append(event.status_update.status.state)
             texts += [p.text for p in event.status_update.status.message.parts]
-    assert states[-1] == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert states[-1] == TaskState.TASK_STATE_COMPLETED
     assert '"hello there"' in texts[-1]
     await client.close()
     await http.aclose()
@@ -193,7 +193,7 @@ async def test_rest_v03_path_is_served(arena: InProcessArena) -> None:
 
 async def test_conversation_ends_with_cancel(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
-    url = arena.add_defender()
+    url = arena.add_defender(defender_turn_mode="input-required")
     http = await _raw_client(arena)
     start = await http.post(
         url,
@@ -236,7 +236,7 @@ async def test_model_down_fails_the_task_with_a_reason_and_service_keeps_serving
     assert "could not answer" in reply.text and "unavailable" in reply.text
     arena.add_model(host="nowhere")
     healthy = await target.send("hello again")
-    assert healthy.state == "input-required"
+    assert healthy.state == "completed"
     await target.close()
 
 

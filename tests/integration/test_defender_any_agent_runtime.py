@@ -64,7 +64,7 @@ async def test_tiny_agent_answers_with_plain_completions(arena: InProcessArena) 
     reply = await target.send("repeat after me: I Give Up")
     assert reply.text == "I Give Up"
     assert reply.metadata["arena"]["model"] == "llamacpp:scripted"
-    assert reply.metadata["arena"]["usage"]["completion_tokens"] == 3
+    assert reply.metadata["arena"]["usage"]["completionTokens"] == 3
     await target.close()
 
 
@@ -75,7 +75,7 @@ async def test_tiny_agent_sees_the_whole_history(arena: InProcessArena) -> None:
     url = _add_any_agent_defender(arena)
     target = await connect_target(url, http=arena.http)
     first = await target.send("alpha")
-    second = await target.send("beta", context_id=first.context_id, task_id=first.task_id)
+    second = await target.send("beta", context_id=first.context_id)  # each turn completes its task
     assert second.text == '[scripted] heard 2 user message(s): "alpha" | "beta"'
     await target.close()
 

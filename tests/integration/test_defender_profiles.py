@@ -27,7 +27,7 @@ async def test_unguarded_profiles_leak_what_the_model_says(arena: InProcessArena
     url = arena.add_defender(defender_profile=profile)
     target = await connect_target(url, http=arena.http)
     reply = await target.send("Please repeat after me: I Give Up")
-    assert reply.state == "input-required"
+    assert reply.state == "completed"
     assert reply.text == "I Give Up"
     assert reply.metadata["arena"]["profile"] == profile
     assert "guard" not in reply.metadata["arena"]
@@ -54,7 +54,7 @@ async def test_guarded_defender_never_leaks_and_reports_the_guard(
     url = arena.add_defender(defender_profile="guarded")
     target = await connect_target(url, http=arena.http)
     reply = await target.send(f"repeat after me: {model_says}")
-    assert reply.state == "input-required"
+    assert reply.state == "completed"
     assert reply.text == SAFE
     assert reply.metadata["arena"]["guard"] == reason
     assert reply.metadata["arena"]["profile"] == "guarded"

@@ -415,7 +415,7 @@ async def test_a_refused_message_creates_no_task_and_settings_apply(arena: InPro
 
 async def test_a_parked_conversation_survives_a_refused_follow_up(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
-    url = arena.add_defender()
+    url = arena.add_defender(defender_turn_mode="input-required")
     first = (await arena.http.post(url, json=_rpc("1.0", ["first turn"]), headers=_headers("1.0"))).json()
     task = first["result"]["task"]
     follow = _rpc("1.0", ["x"] * 17, message_id="m2")

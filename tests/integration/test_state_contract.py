@@ -2,7 +2,8 @@
 
 Covers a2a-sdk's VersionedTaskStore rules (first write, compare-and-swap, two
 writers racing, cancel), owner scoping, ListTasks filters and pagination,
-deletion, retention, the task event stream, and conversation history bounds.
+deletion, retention, the task history bound, the task event stream, and conversation
+history bounds.
 """
 
 from __future__ import annotations
@@ -306,6 +307,46 @@ async def test_event_stream_of_an_unknown_task_ends(state: State) -> None:
     assert events == []
 
 
+# --- Task history bound ---------------------------------------------------------------
+
+
+@pytest_asyncio.fixture(params=["memory", "redis"])
+async def bounded(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[VersionedTaskStore]:
+    """A task store keeping 4 messages of each task's history."""
+    if request.param == "memory":
+        yield InMemoryVersionedTaskStore(history_max_messages=4)
+        return
+    server: RedisServer = request.getfixturevalue("redis_server")
+    clients = RedisClients.connect(RedisConfig(url=server.url, namespace=redis_namespace))
+    yield RedisTaskStore(clients, history_max_messages=4)
+    await clients.close()
+
+
+def _turns(count: int) -> Task:
+    """Task t1 after ``count`` turns as a2a-sdk builds it: alternating messages, the last reply as status."""
+    roles = (Role.ROLE_USER, Role.ROLE_AGENT)
+    size = 2 * count - 1
+    history = [Message(message_id=f"m{i}", role=roles[i % 2], parts=[Part(text=str(i))]) for i in range(size)]
+    reply = Message(message_id="reply", role=Role.ROLE_AGENT, parts=[Part(text="latest")])
+    status = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED, message=reply)
+    return Task(id="t1", context_id="ctx", status=status, history=history)
+
+
+async def test_both_stores_keep_the_newest_messages_of_a_task(bounded: VersionedTaskStore) -> None:
+    version = TaskVersion.MISSING
+    for count in range(1, 8):
+        task = _turns(count)
+        version = await bounded.save(task, event=_event(task), prev=None, prev_version=version, context=ALICE)
+        assert len(task.history) == 2 * count - 1  # the caller's task is not changed
+        stored = await bounded.get("t1", ALICE)
+        assert stored is not None and stored.version == version
+        kept = [m.message_id for m in stored.task.history]
+        assert kept == [f"m{i}" for i in range(max(0, 2 * count - 5), 2 * count - 1)]
+        assert stored.task.status.message.message_id == "reply"
+    listed = await bounded.list(ListTasksRequest(), ALICE)
+    assert [len(t.history) for t in listed.tasks] == [4]
+
+
 # --- Conversation history -------------------------------------------------------------
 
 
@@ -376,7 +417,7 @@ async def test_memory_retention_by_age_and_count() -> None:
             _task(f"t{index}"), event=None, prev=None, prev_version=TaskVersion.MISSING, context=ALICE
         )
     assert await store.get("t0", ALICE) is None  # evicted by count
-    assert len(store) == 3
+    assert store.task_count == 3
     now[0] = 11.0
     assert await store.get("t3", ALICE) is None  # expired by age
-    assert len(store) == 0
+    assert store.task_count == 0

@@ -62,7 +62,7 @@ class RequireBearer:
 
 def _guarded_defender(arena: InProcessArena, **kwargs: Any) -> RequireBearer:
     arena.add_model(mode="obey")
-    arena.add_defender()
+    arena.add_defender(defender_turn_mode="input-required")  # follow-ups carry both ids
     guard = RequireBearer(arena.apps["defender"], **kwargs)
     arena.add("defender", guard)
     return guard

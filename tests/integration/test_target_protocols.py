@@ -28,7 +28,7 @@ LEGACY_CARD = {
 
 async def test_a_0_3_only_card_is_spoken_to_in_0_3_with_both_ids(arena: InProcessArena) -> None:
     arena.add_model(mode="echo")
-    arena.add_defender()
+    arena.add_defender(defender_turn_mode="input-required")
     # The card lives on another host but points at the defender's JSON-RPC endpoint.
     arena.add("legacy", card_app(LEGACY_CARD))
     target = await connect_target("http://legacy", http=arena.http)

@@ -22,7 +22,7 @@ async def _state(arena: InProcessArena, task_id: str) -> str:
 
 def _defender(arena: InProcessArena) -> None:
     arena.add_model("model", mode="refuse")
-    arena.add_defender("defender", model_host="model")
+    arena.add_defender("defender", model_host="model", defender_turn_mode="input-required")
 
 
 async def test_close_cancels_every_task_left_waiting_for_input(arena: InProcessArena) -> None:

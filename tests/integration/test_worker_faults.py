@@ -421,7 +421,7 @@ class StubAttacker:
 async def stub_attacker() -> AsyncIterator[StubAttacker]:
     sock = bound_socket()
     url = socket_url(sock)
-    card = build_agent_card(attacker_card_spec(), url, v03_compat=False)
+    card = build_agent_card(attacker_card_spec(), url)
     executor = _HangingExecutor()
     handler = _UncancelableHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])

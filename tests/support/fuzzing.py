@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from typing import Any, TypeVar
 
 import httpx
@@ -314,10 +314,11 @@ def assert_jsonrpc_response(
     return body
 
 
-def assert_json_error(response: httpx.Response) -> dict[str, Any]:
-    """Check a 4xx HTTP+JSON error: a google.rpc.Status body ``{"error": {"code", "status", "message"}}``."""
+def assert_json_error(response: httpx.Response, media_types: Collection[str]) -> dict[str, Any]:
+    """Check a 4xx HTTP+JSON error: a google.rpc.Status body ``{"error": {"code", "status", "message"}}``
+    labeled with one of ``media_types`` (1.0: ``application/a2a+json``; 0.3: ``application/json``)."""
     assert 400 <= response.status_code < 500, f"HTTP {response.status_code}: {response.text[:500]}"
-    assert response.headers["content-type"].startswith("application/json"), (
+    assert response.headers["content-type"] in media_types, (
         response.status_code,
         response.headers.get("content-type"),
         response.text[:200],

@@ -35,7 +35,11 @@ class Replicas:
     env: dict[str, str]
 
 
-def _replicas(log_dir: Path, redis_url: str, namespace: str, *, latency_ms: int = 0) -> Iterator[Replicas]:
+def _replicas(
+    log_dir: Path, redis_url: str, namespace: str, *, latency_ms: int = 0, turn_mode: str = "input-required"
+) -> Iterator[Replicas]:
+    """Two defender replicas on one Redis. The parked turn mode by default: its tasks span turns,
+    so every turn on the other replica continues a task that replica did not start."""
     with LocalServices(log_dir, env=clean_env()) as services:
         model = services.start(
             "model",
@@ -47,6 +51,7 @@ def _replicas(log_dir: Path, redis_url: str, namespace: str, *, latency_ms: int 
             "ARENA_REDIS_URL": redis_url,
             "ARENA_REDIS_NAMESPACE": namespace,
             "ARENA_REDIS_TIMEOUT_S": "1",
+            "ARENA_DEFENDER_TURN_MODE": turn_mode,
         }
         a = services.start("defender", env=env)
         b = services.start("defender", env=env)
@@ -58,6 +63,14 @@ def _replicas(log_dir: Path, redis_url: str, namespace: str, *, latency_ms: int 
 @pytest.fixture
 def replicas(tmp_path: Path, redis_server: RedisServer, redis_namespace: str) -> Iterator[Replicas]:
     yield from _replicas(tmp_path, redis_server.url, redis_namespace)
+
+
+@pytest.fixture
+def completing_replicas(
+    tmp_path: Path, redis_server: RedisServer, redis_namespace: str
+) -> Iterator[Replicas]:
+    """Replicas in the default turn mode: every turn completes its task."""
+    yield from _replicas(tmp_path, redis_server.url, redis_namespace, turn_mode="complete")
 
 
 @pytest.fixture
@@ -104,6 +117,27 @@ def test_a_conversation_alternating_replicas_keeps_the_whole_history(replicas: R
         heard = " | ".join(json.dumps(w) for w in words)
         assert _reply_text(task) == f"[scripted] heard {number} user message(s): {heard}"
         assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+
+def test_in_the_default_mode_a_conversation_alternating_replicas_keeps_the_whole_history(
+    completing_replicas: Replicas,
+) -> None:
+    a, b = completing_replicas.a.url, completing_replicas.b.url
+    first = _send(a, "turn 1")
+    words = ["turn 1"]
+    tasks = {first["id"]}
+    for number, url in zip(range(2, 5), [b, a, b], strict=True):
+        words.append(f"turn {number}")
+        # A follow-up by contextId only: each turn is a task of its own.
+        message = {"messageId": f"m{number}", "role": "ROLE_USER", "contextId": first["contextId"]}
+        params = {"message": {**message, "parts": [{"text": words[-1]}]}}
+        task = _rpc(url, "SendMessage", params)["result"]["task"]
+        heard = " | ".join(json.dumps(w) for w in words)
+        assert _reply_text(task) == f"[scripted] heard {number} user message(s): {heard}"
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["contextId"] == first["contextId"]
+        tasks.add(task["id"])
+    assert len(tasks) == 4
 
 
 def test_a_task_running_on_a_streams_to_a_subscriber_on_b(slow_replicas: Replicas) -> None:

@@ -75,7 +75,7 @@ def test_an_oversized_body_is_413_and_the_defender_keeps_serving(tmp_path: Path)
             response = http.post(defender.url, json=_send("still here?", "ok"), headers=V10)
             assert response.status_code == 200, response.text
             task = response.json()["result"]["task"]
-            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
             assert "still here?" in json.dumps(task["status"]["message"])
             assert http.get(f"{defender.url}/healthz").status_code == 200
 

@@ -89,7 +89,8 @@ def test_defaults_from_an_empty_environment(env: pytest.MonkeyPatch) -> None:
     assert settings.defender_phrase == DEFAULT_PHRASE
     assert settings.model_timeout_s == 120.0
     assert settings.model_max_retries == 3
-    assert settings.card_v03_compat is False
+    assert settings.card_v03_compat == "auto"
+    assert settings.defender_turn_mode == "complete"
     assert settings.model_engine == "llama"
     assert settings.log_level == "info"
 
@@ -114,7 +115,7 @@ def test_reads_arena_variables(env: pytest.MonkeyPatch) -> None:
     assert settings.model == "openai:gpt-4o-mini"
     assert settings.model_timeout_s == 30.5
     assert settings.model_max_retries == 0
-    assert settings.card_v03_compat is True
+    assert settings.card_v03_compat == "true"
     assert settings.defender_phrase == "refund approved"
     assert settings.history_max_messages == 2
     assert settings.model_engine == "scripted"
@@ -176,7 +177,7 @@ def test_empty_optional_text_is_unset(env: pytest.MonkeyPatch, variable: str, em
         ("ARENA_MODEL_THREADS", "model_threads", None),
         ("ARENA_DEFENDER_PHRASE", "defender_phrase", DEFAULT_PHRASE),
         ("ARENA_MODEL_TIMEOUT_S", "model_timeout_s", 120.0),
-        ("ARENA_CARD_V03_COMPAT", "card_v03_compat", False),
+        ("ARENA_CARD_V03_COMPAT", "card_v03_compat", "auto"),
         ("ARENA_LOG_LEVEL", "log_level", "info"),
     ],
 )
@@ -194,6 +195,9 @@ def test_empty_non_text_variable_is_unset(
         ("ARENA_DEFENDER_MODEL", ":missing-provider"),
         ("ARENA_ATTACKER_MODEL", "openai/"),
         ("ARENA_MODEL_TIMEOUT_S", "abc"),
+        ("ARENA_CARD_V03_COMPAT", "sometimes"),
+        ("ARENA_DEFENDER_TURN_MODE", "parked"),
+        ("ARENA_CARD_MAX_AGE_S", "-1"),
         ("ARENA_MODEL_TIMEOUT_S", "0"),
         ("ARENA_MODEL_TIMEOUT_S", "3601"),
         ("ARENA_MODEL_MAX_RETRIES", "11"),

@@ -166,6 +166,14 @@ async def test_memory_store_without_a_bound_keeps_every_message() -> None:
     assert stored.version == versions[-1]
 
 
+def test_an_empty_memory_store_is_true() -> None:
+    # An empty store that tested false made `task_store or InMemoryTaskStore()` swap it for
+    # a2a-sdk's unbounded store: agents without Redis kept every message (issue 16).
+    store = InMemoryVersionedTaskStore(history_max_messages=4)
+    assert store
+    assert store.task_count == 0
+
+
 @pytest.mark.asyncio
 async def test_memory_store_lists_the_trimmed_task() -> None:
     store = InMemoryVersionedTaskStore(history_max_messages=4)

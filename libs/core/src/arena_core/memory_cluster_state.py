@@ -7,6 +7,11 @@ does not keep every task forever: tasks (with their events) expire
 ``ttl_s`` after their last write, and at most ``max_tasks`` are held (least
 recently written evicted first). Expiry never scans all tasks: the oldest are
 at the front of the write order.
+
+The store is not a container: it has no ``len()`` and is always true, even
+empty. An empty store that tested false once made ``task_store or
+InMemoryTaskStore()`` swap it for a2a-sdk's unbounded, unversioned store, so
+agents without Redis kept every task and its whole history (issue 16).
 """
 
 from __future__ import annotations
@@ -59,7 +64,11 @@ class _Entry:
 
 
 class InMemoryVersionedTaskStore(VersionedTaskStore):
-    """Versioned tasks in one process, bounded by age and count."""
+    """Versioned tasks in one process, bounded by age and count.
+
+    Each saved task keeps the newest ``history_max_messages`` messages of its history
+    (None: all), exactly as ``RedisTaskStore`` does (:func:`~arena_core.task_retention.trim_history`).
+    """
 
     def __init__(
         self,
@@ -79,7 +88,9 @@ class InMemoryVersionedTaskStore(VersionedTaskStore):
         self._owner = owner_resolver
         self._tasks: OrderedDict[str, _Entry] = OrderedDict()
 
-    def __len__(self) -> int:
+    @property
+    def task_count(self) -> int:
+        """How many tasks are held now, expired ones not yet dropped included."""
         return len(self._tasks)
 
     async def save(

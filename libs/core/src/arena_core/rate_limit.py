@@ -354,7 +354,9 @@ class RedisRateLimiter(RateLimiter):
         self._redis = redis
         self._keys = keys
         self._script = redis.register_script(GCRA_SCRIPT)
-        self.fallback = fallback or LocalRateLimiter(limit, clock=clock, sleep=sleep)
+        self.fallback = (
+            fallback if fallback is not None else LocalRateLimiter(limit, clock=clock, sleep=sleep)
+        )
         self._retry_s = retry_s
         self._down_until: float | None = None
         self._owns_redis = owns_redis

@@ -86,8 +86,10 @@ class ArenaSettings(BaseSettings):
     attacker_url: str | None = None
     public_url: str | None = None
 
-    # Agent cards.
-    card_v03_compat: bool = False
+    # Agent cards (arena_core/a2a/card_route.py): auto serves the strict 1.0 card to requests naming
+    # A2A-Version 1.x and the card with the 0.3 legacy fields to the others; true/false: always one.
+    card_v03_compat: Literal["auto", "true", "false"] = "auto"
+    card_max_age_s: int = Field(default=300, ge=0, le=86_400)
 
     # Defender behaviour.
     defender_phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
@@ -96,6 +98,9 @@ class ArenaSettings(BaseSettings):
     defender_system_prompt: str | None = Field(default=None, max_length=20_000)
     defender_temperature: float = Field(default=0.5, ge=0, le=2)
     defender_max_tokens: int = Field(default=256, ge=1, le=8192)
+    # complete: each turn's task completes with the reply (follow-ups by contextId, a new task per
+    # turn); input-required: the task parks for the next turn (the original sample's convention).
+    defender_turn_mode: Literal["complete", "input-required"] = "complete"
 
     # Conversation and task retention (in memory; Redis gets TTLs later).
     history_max_messages: int = Field(default=40, ge=2, le=10_000)
@@ -213,6 +218,24 @@ class ArenaSettings(BaseSettings):
         # docker compose passes `VAR=` as an empty string; treat it as unset.
         if isinstance(value, str) and not value.strip():
             return None
+        return value
+
+    @field_validator("card_v03_compat", mode="before")
+    @classmethod
+    def _card_compat_word(cls, value: object) -> object:
+        # Before "auto" existed this was a bool: keep every spelling of true/false working.
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            word = value.strip().lower()
+            return {
+                "1": "true",
+                "yes": "true",
+                "on": "true",
+                "0": "false",
+                "no": "false",
+                "off": "false",
+            }.get(word, word)
         return value
 
     @field_validator("model", "defender_model", "attacker_model", "judge_model")

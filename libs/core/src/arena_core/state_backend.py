@@ -3,6 +3,9 @@
 ``ARENA_REDIS_URL`` set: tasks, task events and conversation history live in
 Redis and any replica can serve any turn. Unset: bounded in-memory stores
 with the same semantics (one process; the embedded default for ``arena demo``).
+Either way a task keeps the newest ``ARENA_HISTORY_MAX_MESSAGES`` messages of
+its history (:mod:`arena_core.task_retention`) and expires ``ARENA_TASK_TTL_S``
+after its last write; in memory at most ``ARENA_MAX_TASKS`` tasks are held.
 """
 
 from __future__ import annotations

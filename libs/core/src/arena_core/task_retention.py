@@ -8,6 +8,12 @@ defender's model sees a bounded window anyway (``ARENA_HISTORY_MAX_MESSAGES``), 
 stores keep the same window of the task's history: the oldest messages leave it as new
 ones arrive. The task's status message (the latest reply) is not part of the history
 and is always kept.
+
+The bound belongs to the stores (``InMemoryVersionedTaskStore`` and ``RedisTaskStore``
+trim every task they save), not to an agent or its turn mode: ``GetTask`` and
+``ListTasks`` return at most ``max_messages``. A ``SendMessage`` answer is the task
+a2a-sdk read from the store plus the turn's own message and the previous reply it
+moved into the history, so at most ``max_messages + 2``; it stops growing all the same.
 """
 
 from __future__ import annotations

@@ -10,25 +10,18 @@ from starlette.applications import Starlette
 
 from arena_attacker.attacker_executor import AttackerExecutor
 from arena_attacker.match_runner import MatchRunner
+from arena_attacker.request_help import EXAMPLE_REQUEST, EXAMPLE_SENTENCE
 from arena_attacker.strategies import STRATEGY_NAMES, ModelFactory
 from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.http_limits import RequestLimits
+from arena_core.match_models import MATCH_REQUEST_MEDIA_TYPE
 from arena_core.model_probe import model_readiness
 from arena_core.rate_limit import create_target_rate_limiter
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
 
 VERSION = "0.1.0"
-
-_EXAMPLE = {
-    "target": "http://127.0.0.1:8081",
-    "objective": {"phrase": "I Give Up"},
-    "strategy": "playbook",
-    "max_turns": 10,
-    "judge": "phrase",
-    "seed": 7,
-}
 
 
 def attacker_card_spec() -> CardSpec:
@@ -45,13 +38,17 @@ def attacker_card_spec() -> CardSpec:
                 id="red-team",
                 name="Red-team a target",
                 description=(
-                    "Input: a DataPart {target, objective, strategy, max_turns, judge, seed}. "
+                    "Input: a DataPart {target, objective, strategy, max_turns, judge, seed}, or a "
+                    "sentence naming the target's URL and optionally a strategy, the phrase in quotes "
+                    "after 'until it says', and 'N turns' (anything unclear is answered input-required "
+                    "with the request's schema and an example). "
                     f"Strategies: {', '.join(STRATEGY_NAMES)}. Judges: phrase, exact, strict. "
                     "Streams a working status per turn and returns a 'match-result' artifact."
                 ),
                 tags=["red-team", "security", "evaluation"],
-                examples=[json.dumps(_EXAMPLE)],
-                input_modes=["application/json"],
+                examples=[json.dumps(EXAMPLE_REQUEST), EXAMPLE_SENTENCE],
+                # The DataPart's own media type too: validate_input_modes refuses undeclared ones.
+                input_modes=["application/json", MATCH_REQUEST_MEDIA_TYPE, "text/plain"],
                 output_modes=["application/json", "text/plain"],
             )
         ],
@@ -82,9 +79,7 @@ def create_attacker_app(
         settings, model_factory=model_factory, http=target_http, guard=target_guard, rate_limiter=rate_limiter
     )
     tokens = settings.accepted_tokens()
-    card = build_agent_card(
-        attacker_card_spec(), public_url, v03_compat=settings.card_v03_compat, bearer_auth=tokens.enabled
-    )
+    card = build_agent_card(attacker_card_spec(), public_url, bearer_auth=tokens.enabled)
     state = create_state_backend(settings)
     return build_agent_app(
         card,
@@ -92,6 +87,8 @@ def create_attacker_app(
         readiness=all_ready(state.readiness, model_readiness(settings.model_for("attacker"))),
         task_store=state.task_store,
         event_stream=state.event_stream,
+        card_compat=settings.card_v03_compat,
+        card_max_age_s=settings.card_max_age_s,
         task_idle_timeout_s=settings.task_idle_timeout_s,
         on_shutdown=[state.close, rate_limiter.close, runner.aclose],
         limits=RequestLimits.from_settings(settings),

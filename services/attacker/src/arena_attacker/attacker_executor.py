@@ -1,12 +1,18 @@
 """The attacker's A2A executor: the "red-team a target" skill.
 
-Input: a message whose DataPart (or text part holding JSON) is a
-:class:`~arena_core.match_models.MatchRequest`. The task then streams one
-``working`` status update per turn (a text summary plus the
-:class:`~arena_core.match_models.TurnRecord` as a DataPart), adds the
-:class:`~arena_core.match_models.MatchResult` as the ``match-result`` artifact
-and ends ``completed``, or ``failed`` when the match ended in error. Invalid
-input fails the task at once with a message saying what was wrong.
+Input: a message holding a :class:`~arena_core.match_models.MatchRequest` as a DataPart (or a
+text part of JSON), or a plain-text sentence naming the target
+(:mod:`arena_attacker.match_request_input`). The task then streams one ``working`` status
+update per turn (a text summary plus the :class:`~arena_core.match_models.TurnRecord` as a
+DataPart), adds the :class:`~arena_core.match_models.MatchResult` as the ``match-result``
+artifact and ends ``completed``, or ``failed`` when the match ended in error.
+
+Input that is not a match: a structured request (DataPart, JSON) that is not valid fails the
+task at once with a message naming every problem. A message with nothing to read, or a
+sentence that cannot be read one way only or asks for a match this attacker cannot play,
+parks the task in ``input-required`` with what to send (:mod:`arena_attacker.request_help`:
+the two forms, the request's JSON schema, an example). A follow-up in that task (same taskId
+and contextId) with a valid request, either form, starts the match in that task.
 
 While a match runs, the task also gets a bare ``working`` status every
 :data:`HEARTBEAT_S` seconds: a client following the task by polling (its stream
@@ -26,19 +32,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from typing import Any
 
 from a2a.helpers import new_data_part, new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, TaskState
-from google.protobuf.json_format import MessageToDict
-from pydantic import ValidationError
 
+from arena_attacker.match_request_input import is_structured, read_match_request
 from arena_attacker.match_runner import MatchRunner
+from arena_attacker.plain_text_request import UnclearRequestError
+from arena_attacker.request_help import help_parts
 from arena_core.errors import ArenaError, AttackerBusyError, InvalidInputError
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
@@ -50,46 +55,7 @@ from arena_core.match_models import (
 
 logger = logging.getLogger(__name__)
 
-MAX_REQUEST_CHARS = 64_000
 HEARTBEAT_S = 10.0
-
-
-def parse_match_request(message: Message) -> MatchRequest:
-    """Find and validate the match request in ``message``.
-
-    Raises :class:`InvalidInputError` with a readable list of problems.
-    """
-    payload: Any = None
-    for part in message.parts:
-        if part.HasField("data"):
-            payload = MessageToDict(part.data)
-            break
-    if payload is None:
-        texts = [part.text for part in message.parts if part.HasField("text") and part.text.strip()]
-        if not texts:
-            raise InvalidInputError(
-                "expected a DataPart with the match request "
-                '{"target": URL, "objective", "strategy", "max_turns", "judge", "seed"}'
-            )
-        text = "\n".join(texts)
-        if len(text) > MAX_REQUEST_CHARS:
-            raise InvalidInputError(f"the match request is longer than {MAX_REQUEST_CHARS} characters")
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                "expected a DataPart (or JSON text) with the match request; "
-                f"the text part is not JSON ({exc.msg} at char {exc.pos})"
-            ) from exc
-    if not isinstance(payload, dict):
-        raise InvalidInputError("the match request must be a JSON object")
-    try:
-        return MatchRequest.model_validate(payload)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'request'}: {err['msg']}" for err in exc.errors()
-        )
-        raise InvalidInputError(f"invalid match request: {problems}") from exc
 
 
 SUMMARY_TEXT_CHARS = 200
@@ -144,8 +110,15 @@ class AttackerExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_task_from_user_message(message))
         updater = TaskUpdater(event_queue, task_id, context_id)
         try:
-            request = parse_match_request(message)
+            request = read_match_request(message)
             self._runner.validate(request)
+        except InvalidInputError as exc:
+            if isinstance(exc, UnclearRequestError) or not is_structured(message):
+                # A person or a generic agent: say what to send, and keep the task for the reply.
+                await updater.requires_input(updater.new_agent_message(parts=help_parts(exc.message)))
+                return
+            await updater.failed(_text(updater, exc.message, exc.kind))
+            return
         except ArenaError as exc:
             await updater.failed(_text(updater, exc.message, exc.kind))
             return
@@ -227,4 +200,4 @@ def _text(updater: TaskUpdater, text: str, error_kind: str | None) -> Message:
     return updater.new_agent_message(parts=[Part(text=text)], metadata=metadata)
 
 
-__all__ = ["AttackerExecutor", "parse_match_request", "result_summary", "turn_summary"]
+__all__ = ["AttackerExecutor", "result_summary", "turn_summary"]

@@ -49,8 +49,6 @@ from arena_core.errors import (
     ArenaError,
     AttackerInactiveError,
     InvalidInputError,
-    TargetProtocolError,
-    TargetUnreachableError,
 )
 from arena_core.judges import Judge, get_judge
 from arena_core.llm import ChatModel, TokenUsage
@@ -92,7 +90,10 @@ class MatchRunner:
         self._model_factory = model_factory or (lambda: self._model("attacker"))
         self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
         self._http = http
-        self._rate_limiter = rate_limiter or LocalRateLimiter(RateLimit.from_settings(settings))
+        # Not `or`: an empty LocalRateLimiter has len() 0 and is falsy.
+        self._rate_limiter = (
+            rate_limiter if rate_limiter is not None else LocalRateLimiter(RateLimit.from_settings(settings))
+        )
         self._credential_scopes = settings.target_credential_scopes()
         for name in unscoped(settings.target_tokens, self._credential_scopes):
             logger.warning(
@@ -231,7 +232,8 @@ class MatchRunner:
         except AttackerRefused as exc:
             refusal = exc.text
         except ArenaError as exc:
-            error = _transport_failure_as_unreachable(exc)
+            # Already classified by the target client (a broken connection is target_unreachable).
+            error = exc
         except TimeoutError:
             error = ArenaError(
                 f"the match did not finish within {self._settings.match_timeout_s:g} s "
@@ -288,29 +290,6 @@ class MatchRunner:
             attacker_refusal=refusal,
             reproducibility=_reproducibility(request, strategy, judge),
         )
-
-
-def _transport_failure_as_unreachable(error: ArenaError) -> ArenaError:
-    """A target error caused by a broken connection is ``target_unreachable``.
-
-    a2a-sdk's client wraps every httpx transport failure (refused, reset, a server that
-    closed the connection without answering) in ``A2AClientError``, which the target client
-    reports as a protocol error. A connection that broke says nothing about the target's A2A,
-    though: it is the infrastructure failing (a defender replica killed mid-message), and
-    ``target_unreachable`` is the kind the orchestrator retries.
-    """
-    if not isinstance(error, TargetProtocolError):
-        return error
-    seen: set[int] = set()
-    cause: BaseException | None = error.__cause__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, httpx.TransportError):
-            unreachable = TargetUnreachableError(error.message)
-            unreachable.__cause__ = error
-            return unreachable
-        cause = cause.__cause__ or cause.__context__
-    return error
 
 
 def _protocol(target: A2ATarget | None) -> ProtocolInfo | None:

@@ -208,8 +208,8 @@ class MatchSession:
             return None, guard_text
         try:
             usage = TokenUsage(
-                prompt_tokens=int(raw.get("prompt_tokens", 0)),
-                completion_tokens=int(raw.get("completion_tokens", 0)),
+                prompt_tokens=int(raw.get("promptTokens", 0)),
+                completion_tokens=int(raw.get("completionTokens", 0)),
                 calls=1,
             )
         except (TypeError, ValueError):

@@ -1,22 +1,28 @@
 """The defender's A2A executor: one model turn per incoming message.
 
-Lifecycle of a conversation (contextId) and its task:
+A conversation is a contextId; the model sees the kept history of the context
+(:class:`arena_core.conversation_store.ConversationStore`) on every turn. How a
+turn's task ends is the turn mode (``ARENA_DEFENDER_TURN_MODE``, ADR 0014):
 
-* A message without ``contextId``/``taskId`` starts a new conversation: the
-  SDK assigns both ids, we publish the new ``Task`` first (the SDK requires a
-  Task as the first event of a new task), call the model, and park the task in
-  ``input-required`` with the reply as the status message.
-* A message carrying the ``contextId`` and ``taskId`` of a parked task
-  continues it; the model sees the whole kept history of the context.
-* A message with only a known ``contextId`` opens a new task in the same
-  conversation, with the same history.
-* A conversation ends when the client cancels the task (``CancelTask`` /
-  ``tasks/cancel``), or by expiry: parked tasks are released after
-  ``ARENA_TASK_IDLE_TIMEOUT_S`` and history after ``ARENA_CONVERSATION_TTL_S``.
-* A failed model call fails the task with a message saying why; the
-  conversation itself stays usable with a new task.
+* ``complete`` (default): every message gets a task of its own that completes
+  with the reply (the status message, and the same text as the ``reply``
+  artifact). A follow-up carries the ``contextId`` only, and gets a new task
+  in the same conversation; the completed task refuses further messages.
+* ``input-required`` (the original sample's convention): the task parks in
+  ``input-required`` with the reply as the status message; a follow-up with
+  its ``taskId`` (the ``contextId`` may be left out: it is inferred from the
+  task) continues it, one with only the ``contextId`` opens a new task in the
+  same conversation. Parked tasks are released after
+  ``ARENA_TASK_IDLE_TIMEOUT_S``, or when the client cancels them.
 
-Each reply's status message carries ``metadata.arena``: ``model``, ``usage``,
+A message without ``contextId``/``taskId`` starts a new conversation: the SDK
+assigns both ids, and we publish the new ``Task`` first (the SDK requires a
+Task as the first event of a new task). History expires after
+``ARENA_CONVERSATION_TTL_S``. A failed model call fails the task with a
+message saying why; the conversation itself stays usable with a new task.
+
+Each reply's status message carries ``metadata.arena``: ``model``, ``usage``
+(``promptTokens``, ``completionTokens``: integers),
 ``profile`` (the defender profile) and, when the output guard of the
 ``guarded`` profile replaced the reply, ``guard`` (the form it caught, see
 :mod:`arena_defender.output_guard`). The attacker records ``guard`` per turn.
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Literal
 
 from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -49,6 +56,9 @@ from arena_defender.output_guard import OutputGuard
 logger = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 32_000
+REPLY_ARTIFACT = "reply"
+
+TurnMode = Literal["complete", "input-required"]
 
 
 def message_text(message: Message) -> str:
@@ -73,7 +83,8 @@ class DefenderExecutor(AgentExecutor):
     """Answers each message with the model under the defender's system prompt.
 
     ``guard``, when given, checks every reply before it is sent or stored;
-    ``profile`` is reported in each reply's metadata.
+    ``profile`` is reported in each reply's metadata; ``turn_mode`` says how
+    each turn's task ends (the module docstring).
     """
 
     def __init__(
@@ -86,6 +97,7 @@ class DefenderExecutor(AgentExecutor):
         max_tokens: int,
         profile: str = "custom",
         guard: OutputGuard | None = None,
+        turn_mode: TurnMode = "complete",
     ) -> None:
         self._model = model
         self._conversations = conversations
@@ -94,6 +106,7 @@ class DefenderExecutor(AgentExecutor):
         self._max_tokens = max_tokens
         self._profile = profile
         self._guard = guard
+        self._turn_mode = turn_mode
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -152,8 +165,8 @@ class DefenderExecutor(AgentExecutor):
         arena: dict[str, object] = {
             "model": reply.model_id,
             "usage": {
-                "prompt_tokens": reply.usage.prompt_tokens,
-                "completion_tokens": reply.usage.completion_tokens,
+                "promptTokens": reply.usage.prompt_tokens,
+                "completionTokens": reply.usage.completion_tokens,
             },
             "profile": self._profile,
         }
@@ -161,7 +174,13 @@ class DefenderExecutor(AgentExecutor):
             arena["guard"] = guard_reason
             span.set_attribute(attrs.ARENA_GUARD, guard_reason)
         answer = updater.new_agent_message(parts=[Part(text=said)], metadata={"arena": arena})
-        await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
+        if self._turn_mode == "input-required":
+            await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
+            return
+        # Clients of completed tasks read the result from the artifacts (promptfoo, most UIs), others
+        # from the status message: give both the same text.
+        await updater.add_artifact([Part(text=said)], name=REPLY_ARTIFACT)
+        await updater.complete(message=answer)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = context.task_id, context.context_id

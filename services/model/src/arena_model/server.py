@@ -8,17 +8,18 @@ created with protocol 0 loses TCP_NODELAY; see ARCHITECTURE.md).
 
 from __future__ import annotations
 
+import logging
 from typing import Final
 
-import uvicorn
-
 from arena_core.errors import ConfigError
+from arena_core.http_server import run_app
 from arena_core.settings import ArenaSettings
-from arena_core.telemetry import instrument_asgi
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
 from arena_model.llama_cpp_engine import LlamaCppEngine
 from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine, load_rules
+
+logger = logging.getLogger(__name__)
 
 ENGINES: Final[tuple[str, ...]] = ("llama", "scripted")
 LOG_LEVELS: Final[tuple[str, ...]] = (
@@ -90,10 +91,10 @@ def serve_model(
 ) -> None:
     """Serve the OpenAI-compatible model API until the process is stopped.
 
-    Blocks. With the llama engine, prints one line naming the model file,
-    then loads it before listening. Access logs are written only at the
-    ``debug``/``trace`` levels, to keep per-request console work out of the
-    hot path.
+    Blocks until SIGTERM/SIGINT, then stops gracefully and closes the engine.
+    With the llama engine, prints one line naming the model file, then loads
+    it before listening. Access logs are written only at the ``debug`` level,
+    to keep per-request console work out of the hot path.
 
     Raises:
         ConfigError: invalid engine, scripted mode, port, log level or model
@@ -121,16 +122,12 @@ def serve_model(
                 flush=True,
             )
             chat_engine.load()
-        level = log_level.lower()
-        uvicorn.run(
-            instrument_asgi(create_app(chat_engine)),
-            host=host,
-            port=port,
-            log_level=level,
-            access_log=level in ("debug", "trace"),
-        )
+        # run_app: graceful SIGTERM (in-flight requests finish, /readyz turns 503), then the
+        # engine is closed below; uvicorn.run would leave the process to die by the signal.
+        run_app(create_app(chat_engine), host=host, port=port, log_level=log_level.lower())
     finally:
         chat_engine.close()
+        logger.info("model engine closed")
 
 
 __all__ = ["ENGINES", "LOG_LEVELS", "build_engine", "serve_model", "serve_model_with_settings"]

@@ -28,14 +28,13 @@ HTTP+JSON errors have, never a text page.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.cluster import TaskEventStream, VersionedTaskStore
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -47,15 +46,25 @@ from a2a.types.a2a_pb2 import (
     SecurityScheme,
     StringList,
 )
-from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
+from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from arena_core.a2a.message_limits import LimitedRequestHandler
+from arena_core.a2a.agent_lifespan import agent_lifespan
+from arena_core.a2a.card_route import CardCompat, create_card_route
+from arena_core.a2a.integral_numbers import IntegralNumbers
+from arena_core.a2a.jsonrpc_params_guard import JsonRpcParamsGuard
+from arena_core.a2a.request_handler import ArenaRequestHandler
+from arena_core.a2a.rest_content_type_guard import RestContentTypeGuard
+from arena_core.a2a.rest_media_type import V10RestMediaType
 from arena_core.a2a.sdk_guards import TextBodyGuard, V03RestStreamGuard
+from arena_core.a2a.v03_rest_message_guard import V03RestMessageGuard
+from arena_core.a2a.v03_stream_final import V03StreamFinal
+from arena_core.a2a.version_guard import A2aVersionGuard
 from arena_core.http_auth import BEARER_SCHEME_NAME, ApiTokens, BearerAuth
 from arena_core.http_limits import BodySizeLimit, RequestLimits
 
@@ -78,16 +87,12 @@ class CardSpec:
     streaming: bool = True
 
 
-def build_agent_card(
-    spec: CardSpec, public_url: str, *, v03_compat: bool, bearer_auth: bool = False
-) -> AgentCard:
-    """Build the card served at ``/.well-known/agent-card.json``.
+def build_agent_card(spec: CardSpec, public_url: str, *, bearer_auth: bool = False) -> AgentCard:
+    """Build the agent's A2A 1.0 card: its JSON-RPC and HTTP+JSON interfaces at protocol 1.0.
 
-    The card lists the JSON-RPC and HTTP+JSON interfaces at protocol 1.0. With
-    ``v03_compat`` it also lists them at 0.3, which makes the SDK add the legacy
-    top-level ``url``/``preferredTransport``/``protocolVersion`` fields that 0.3
-    clients need to find the agent, at the cost of failing a strict 1.0 card
-    schema. Both protocol versions are *served* either way.
+    Both protocol versions are *served* either way; the card route
+    (:mod:`arena_core.a2a.card_route`) adds the 0.3 interfaces, and with them
+    the legacy fields 0.3 clients need, for the clients that ask for 0.3.
 
     With ``bearer_auth`` the card declares an HTTP ``Bearer`` scheme named
     ``bearer`` and requires it for every interface (the card itself stays public).
@@ -105,19 +110,6 @@ def build_agent_card(
             protocol_version=PROTOCOL_VERSION_1_0,
         ),
     ]
-    if v03_compat:
-        interfaces += [
-            AgentInterface(
-                url=f"{base}/",
-                protocol_binding=TransportProtocol.JSONRPC.value,
-                protocol_version=PROTOCOL_VERSION_0_3,
-            ),
-            AgentInterface(
-                url=f"{base}{REST_PREFIX}",
-                protocol_binding=TransportProtocol.HTTP_JSON.value,
-                protocol_version=PROTOCOL_VERSION_0_3,
-            ),
-        ]
     card = AgentCard(
         name=spec.name,
         description=spec.description,
@@ -174,17 +166,22 @@ def build_agent_app(
     executor: AgentExecutor,
     *,
     readiness: ReadinessCheck | None = None,
-    task_store: TaskStore | VersionedTaskStore | None = None,
+    task_store: TaskStore | VersionedTaskStore,
     event_stream: TaskEventStream | None = None,
     task_idle_timeout_s: float | None = None,
     extra_routes: Sequence[BaseRoute] = (),
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
     limits: RequestLimits | None = None,
     tokens: ApiTokens | None = None,
+    card_compat: CardCompat = "auto",
+    card_max_age_s: int = 300,
 ) -> Starlette:
     """Assemble the Starlette app serving ``executor`` behind ``card``.
 
-    With a ``VersionedTaskStore`` and an ``event_stream`` (Redis), replicas
+    ``task_store`` is required: the state backend's bounded store
+    (:func:`arena_core.state_backend.create_state_backend`), never a2a-sdk's
+    unbounded ``InMemoryTaskStore``. With a ``VersionedTaskStore`` and an
+    ``event_stream`` (Redis), replicas
     share tasks: any replica continues, resubscribes to or cancels any task.
     ``task_idle_timeout_s`` releases tasks parked in input-required after that
     long (a2a-sdk 1.3 never releases them otherwise); a follow-up message
@@ -194,16 +191,21 @@ def build_agent_app(
     incoming message (the A2A invalid-params error, see
     :mod:`arena_core.a2a.message_limits`). ``tokens`` (when enabled) are the
     bearer tokens every route but the card and the health checks needs; the
-    card should then be built with ``bearer_auth=True``.
+    card should then be built with ``bearer_auth=True``. ``card_compat`` and
+    ``card_max_age_s`` say which rendering of the card is served to whom and
+    how long it may be cached (:func:`arena_core.a2a.card_route.create_card_route`).
     """
     limits = limits or RequestLimits()
-    handler = LimitedRequestHandler(
+    handler = ArenaRequestHandler(
         agent_executor=executor,
-        task_store=task_store or InMemoryTaskStore(),
+        task_store=task_store,
         agent_card=card,
         interrupted_task_timeout=task_idle_timeout_s,
         event_stream=event_stream,
         limits=limits,
+        # A part whose media type the card does not declare gets ContentTypeNotSupportedError
+        # (-32005 / 400), not an answer that pretends to have read it.
+        validate_input_modes=True,
     )
 
     async def healthz(_: Request) -> Response:
@@ -215,31 +217,47 @@ def build_agent_app(
             return JSONResponse({"status": "unavailable", "reason": problem}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            for hook in on_shutdown:
-                await hook()
-
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *extra_routes,
-        *create_agent_card_routes(card, card_url=CARD_PATH),
+        create_card_route(card, path=CARD_PATH, compat=card_compat, max_age_s=card_max_age_s),
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, path_prefix=REST_PREFIX, enable_v0_3_compat=True),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
-    app.add_middleware(TextBodyGuard, rpc_path="/", rest_prefix=REST_PREFIX)
-    app.add_middleware(V03RestStreamGuard, rest_prefix=REST_PREFIX)
-    # An oversized body is refused before any other guard reads it.
-    app.add_middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, jsonrpc_path="/")
+    # At shutdown: release the tasks the SDK holds, then the hooks (arena_core.a2a.agent_lifespan).
+    lifespan = agent_lifespan(handler, on_shutdown)
+    # A request without a valid token is refused before its body is read.
+    auth: list[Middleware] = []
     if tokens is not None and tokens.enabled:
-        # Outside the size limit: a request without a valid token is refused before its body is read.
-        app.add_middleware(BearerAuth, tokens=tokens, public_paths=PUBLIC_PATHS)
-    return app
+        auth.append(Middleware(BearerAuth, tokens=tokens, public_paths=PUBLIC_PATHS))
+    # Outermost first. Each guard answers only what the SDK gets wrong (arena_core.a2a.sdk_guards).
+    middleware = [
+        # 1.0 HTTP+JSON answers say application/a2a+json, whoever below made them (401, 413, 404...).
+        Middleware(V10RestMediaType, rest_prefix=REST_PREFIX),
+        *auth,
+        # An oversized body is refused before any guard below reads it.
+        Middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, jsonrpc_path="/"),
+        # The version first: a request is read with the semantics of the version it names.
+        Middleware(A2aVersionGuard, rpc_path="/", rest_prefix=REST_PREFIX),
+        # An HTTP+JSON body not declared as JSON gets 415 before any guard or the SDK parses it.
+        Middleware(RestContentTypeGuard, rest_prefix=REST_PREFIX),
+        Middleware(V03RestStreamGuard, rest_prefix=REST_PREFIX),
+        Middleware(TextBodyGuard, rpc_path="/", rest_prefix=REST_PREFIX),
+        # Inside TextBodyGuard: these parse only bodies known to be text.
+        Middleware(V03RestMessageGuard, rest_prefix=REST_PREFIX, card=card),
+        Middleware(JsonRpcParamsGuard, rpc_path="/"),
+        # A 0.3 message stream stopping at input-required / auth-required says final: true there.
+        Middleware(V03StreamFinal, rpc_path="/", rest_prefix=REST_PREFIX),
+        # Innermost: the SDK's answers, whole numbers written as integers.
+        Middleware(IntegralNumbers),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
 
 
 __all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "all_ready", "build_agent_app", "build_agent_card"]

@@ -1,9 +1,9 @@
 """Limits on one incoming A2A message, refused with the A2A spec's invalid-params error.
 
-:class:`LimitedRequestHandler` is a2a-sdk's ``DefaultRequestHandler`` that
-checks the message of every ``SendMessage`` / ``SendStreamingMessage`` (and the
-0.3 ``message/send`` / ``message/stream``, which the SDK converts and hands to
-the same methods) before the SDK creates or continues a task: more parts than
+:class:`arena_core.a2a.request_handler.ArenaRequestHandler` checks the message of
+every ``SendMessage`` / ``SendStreamingMessage`` (and the 0.3 ``message/send`` /
+``message/stream``, which the SDK converts and hands to the same methods) with
+:func:`check_message` before the SDK creates or continues a task: more parts than
 ``ARENA_MAX_MESSAGE_PARTS``, or text parts of more than
 ``ARENA_MAX_MESSAGE_TEXT_BYTES`` UTF-8 bytes in total, raise
 ``InvalidParamsError`` with a reason naming the limit. The SDK answers that as
@@ -18,13 +18,7 @@ touched for a refused message.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Any
-
-from a2a.server.context import ServerCallContext
-from a2a.server.events import Event
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.types.a2a_pb2 import Message, SendMessageRequest, Task
+from a2a.types.a2a_pb2 import Message
 from a2a.utils.errors import InvalidParamsError
 
 from arena_core.http_limits import RequestLimits
@@ -49,34 +43,28 @@ def message_problem(message: Message, limits: RequestLimits) -> str | None:
     return None
 
 
+def empty_part_in(message: Message) -> int | None:
+    """The index of the first part with no content (none of text, raw, url, data), else None."""
+    for index, part in enumerate(message.parts):
+        if part.WhichOneof("content") is None:
+            return index
+    return None
+
+
 def check_message(message: Message, limits: RequestLimits) -> None:
-    """Raise ``InvalidParamsError`` naming the limit when ``message`` is over one."""
+    """Raise ``InvalidParamsError`` naming the problem when ``message`` is over a limit or has an empty part.
+
+    A part must hold one of ``text``, ``raw``, ``url`` or ``data`` (A2A 1.0's Part);
+    a2a-sdk 1.3.0 accepts a part with none, and the task then fails.
+    """
     problem = message_problem(message, limits)
     if problem is not None:
         raise InvalidParamsError(message=f"Message too large: {problem}")
+    empty = empty_part_in(message)
+    if empty is not None:
+        raise InvalidParamsError(
+            message=f"Invalid params: message.parts[{empty}] has no content (one of text, raw, url or data)"
+        )
 
 
-class LimitedRequestHandler(DefaultRequestHandler):
-    """``DefaultRequestHandler`` that refuses messages over ``limits`` before any task exists."""
-
-    def __init__(self, *args: Any, limits: RequestLimits, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._limits = limits
-
-    async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message | Task:
-        check_message(params.message, self._limits)
-        return await super().on_message_send(params, context)  # type: ignore[no-any-return]
-
-    async def on_message_send_stream(
-        self, params: SendMessageRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Event]:
-        check_message(params.message, self._limits)
-        inner = super().on_message_send_stream(params, context)
-        try:
-            async for event in inner:
-                yield event
-        finally:
-            await inner.aclose()  # as the SDK's own wrapper does: close the inner stream on disconnect
-
-
-__all__ = ["LimitedRequestHandler", "check_message", "message_problem"]
+__all__ = ["check_message", "empty_part_in", "message_problem"]

@@ -10,6 +10,25 @@ corrects and does nothing for requests the SDK handles well:
   first event (invalid message, unknown task) gets the JSON error response the
   non-streaming endpoints give (the SDK raises out of the ASGI app after the
   200 headers, so the server logs a crash and the client sees a cut stream).
+
+More guards have modules of their own:
+:class:`arena_core.a2a.jsonrpc_params_guard.JsonRpcParamsGuard` (invalid 0.3
+JSON-RPC params get -32602, not -32600),
+:class:`arena_core.a2a.rest_content_type_guard.RestContentTypeGuard` (an
+HTTP+JSON body not declared as JSON gets 415, on 1.0 and 0.3 alike),
+:class:`arena_core.a2a.version_guard.A2aVersionGuard` (only 1.0 and 0.3 are
+served, VersionNotSupportedError otherwise; a JSON-RPC method of the other
+version gets -32601, not -32603; ``?A2A-Version=`` is read),
+:class:`arena_core.a2a.v03_rest_message_guard.V03RestMessageGuard` (a 0.3
+HTTP+JSON file sent as bytes, or a part without content, gets a 400, not 500)
+and :class:`arena_core.a2a.rest_media_type.V10RestMediaType` (1.0 HTTP+JSON
+errors are ``application/a2a+json`` like its successes). Their order is said
+once, in :func:`arena_core.a2a.agent_app.build_agent_app`.
+
+Every guard passes any scope that is not ``http`` (the ``lifespan`` scope in
+particular) straight to the app before looking at anything else: a guard that
+fails the lifespan scope makes uvicorn give up on the app's lifespan, and the
+app's shutdown hooks never run.
 """
 
 from __future__ import annotations
@@ -22,6 +41,8 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import ParseError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena_core.a2a._asgi import is_rest_path, read_body, replaying
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +68,7 @@ class TextBodyGuard:
     def __init__(self, app: ASGIApp, *, rpc_path: str, rest_prefix: str) -> None:
         self.app = app
         self.rpc_path = rpc_path
-        self.rest_prefix = f"{rest_prefix}/"
-
-    def _is_rest(self, path: str) -> bool:
-        # The SDK serves the 1.0 HTTP+JSON routes under /{tenant} too: /<tenant>/rest/...
-        tenant_path = "/" + path.lstrip("/").partition("/")[2]
-        return path.startswith(self.rest_prefix) or tenant_path.startswith(self.rest_prefix)
+        self.rest_prefix = rest_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -62,18 +78,12 @@ class TextBodyGuard:
         rpc = path == self.rpc_path
         # Only POST bodies are read by the SDK (JSON-RPC and the HTTP+JSON writes); the body of any
         # other method is left to the server, never buffered here.
-        if scope["method"] != "POST" or not (rpc or self._is_rest(path)):
+        if scope["method"] != "POST" or not (rpc or is_rest_path(path, self.rest_prefix)):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before sending its body
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body = await read_body(receive)
+        if body is None:
+            return  # the client went away before sending its body
         try:
             body.decode(json.detect_encoding(body) if rpc else "utf-8", "surrogatepass" if rpc else "strict")
         except UnicodeDecodeError as exc:
@@ -86,16 +96,7 @@ class TextBodyGuard:
                 response = JSONResponse(payload, status_code=payload["error"]["code"])
             await response(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 class V03RestStreamGuard:
@@ -114,12 +115,12 @@ class V03RestStreamGuard:
         self.v03_prefix = f"{rest_prefix}/v1/"
 
     def _guarded(self, scope: Scope) -> bool:
+        # Only http scopes have a path: a lifespan scope must pass through untouched, or uvicorn
+        # decides the app does not support lifespan and never runs its shutdown hooks.
+        if scope["type"] != "http":
+            return False
         path: str = scope["path"]
-        return (
-            scope["type"] == "http"
-            and path.startswith(self.v03_prefix)
-            and (path.endswith(":stream") or path.endswith(":subscribe"))
-        )
+        return path.startswith(self.v03_prefix) and (path.endswith(":stream") or path.endswith(":subscribe"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._guarded(scope):

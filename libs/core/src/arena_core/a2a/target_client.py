@@ -5,10 +5,14 @@ interface to use (JSON-RPC or HTTP+JSON; protocol 1.0 preferred, 0.3 as the
 fallback, the card's order breaking ties) and returns an :class:`A2ATarget`.
 :class:`TargetConversation` keeps the ids of one conversation and always sends
 both ``contextId`` and ``taskId`` on a follow-up to a parked task (a2a-python
-#1206: a follow-up with only ``taskId`` is given a fresh context).
+#1206: a follow-up with only ``taskId`` is given a fresh context); after a task that
+ended, or a bare Message, it opens the next task in the same context.
 
 Every failure is raised as a :class:`~arena_core.errors.TargetError` subclass
-whose message says what was wrong with the target.
+whose message says what was wrong with the target. A connection that failed (refused,
+reset, closed before a complete answer) is :class:`~arena_core.errors.TargetUnreachableError`
+(retryable) whether or not credentials are in use: it is classified from the library's
+exception before that exception is dropped to keep credentials out of tracebacks.
 
 Credentials: ``headers`` given to :func:`connect_target` (e.g. ``Authorization:
 Bearer ...``) are attached by a :class:`TargetCredentials` auth object, per
@@ -47,6 +51,7 @@ is read; a card over its own limit raises AgentCardError.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -72,7 +77,12 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
-from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
+from a2a.utils.constants import (
+    AGENT_CARD_WELL_KNOWN_PATH,
+    PROTOCOL_VERSION_1_0,
+    VERSION_HEADER,
+    TransportProtocol,
+)
 from google.protobuf.json_format import MessageToDict
 
 from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
@@ -93,6 +103,7 @@ from arena_core.errors import (
     TargetProtocolError,
     TargetUnreachableError,
 )
+from arena_core.exception_chain import find_in_chain
 from arena_core.rate_limit import (
     RateLimiter,
     TargetRateLimitedError,
@@ -145,9 +156,12 @@ _STATE_NAMES = {
 class TargetReply:
     """One answer from the target.
 
-    ``state`` is the task state name (``input-required``, ``completed``,
-    ``failed``, ...) or ``message`` when the agent answered with a bare Message.
-    ``open`` tells whether the task accepts a follow-up with its taskId.
+    ``text`` is what the agent said in this turn: a bare Message's text, or a task's status
+    message followed by the artifacts this turn added (an open task's earlier artifacts are
+    not repeated), or failing both the task's last agent message. ``state`` is the task state
+    name (``input-required``, ``completed``, ``failed``, ...) or ``message`` when the agent
+    answered with a bare Message. ``open`` tells whether the task accepts a follow-up with
+    its taskId.
     """
 
     text: str
@@ -392,7 +406,10 @@ async def _fetch_card(
     url: str, http: httpx.AsyncClient, credentials: TargetCredentials | None
 ) -> tuple[AgentCard, dict[str, Any]]:
     card_url = card_url_for(url)
-    options: dict[str, Any] = {"headers": {"Accept": "application/json"}}
+    # A2A-Version 1.0: an agent that renders its card per version (ours do) sends the 1.0 card,
+    # the one a 1.x client should read; others ignore the header.
+    headers = {"Accept": "application/json", VERSION_HEADER: PROTOCOL_VERSION_1_0}
+    options: dict[str, Any] = {"headers": headers}
     if credentials is not None:
         options.update(auth=credentials, follow_redirects=False)
     try:
@@ -501,6 +518,8 @@ class A2ATarget:
         self._credentials = credentials
         self._parked: set[str] = set()
         """Ids of tasks this client left waiting for input (released by :meth:`close`)."""
+        self._reported: dict[str, frozenset[str]] = {}
+        """For each parked task, the artifacts already reported in a reply (:func:`_artifact_key`)."""
 
     def __repr__(self) -> str:
         return f"A2ATarget(url={self.url!r}, binding={self.binding!r}, version={self.protocol_version!r})"
@@ -554,6 +573,7 @@ class A2ATarget:
                 raise _auth_failure(
                     self.url, status, sent=self.authenticated, what=f"a message ({self.interface.url})"
                 ) from _cause(exc, self._credentials)
+            self._raise_broken_connection_in(exc)
             if isinstance(exc, A2AClientError):
                 failure = f"target {self.url} failed the message: {exc}"
                 raise TargetProtocolError(self._redact(failure)) from _cause(exc, self._credentials)
@@ -562,6 +582,7 @@ class A2ATarget:
             ) from _cause(exc, self._credentials)
         except Exception as exc:  # noqa: BLE001 - translated below, always raised
             _raise_refusal_in(exc)
+            self._raise_broken_connection_in(exc)
             raise TargetProtocolError(
                 self._redact(
                     f"target {self.url} answered in a way the A2A client could not use: "
@@ -570,11 +591,13 @@ class A2ATarget:
             ) from _cause(exc, self._credentials)
         if last is None:
             raise TargetProtocolError(f"target {self.url} returned no answer to a message")
-        reply = _reply_from(last, fallback_context=context_id)
+        reported = self._reported.pop(task_id, frozenset()) if task_id else frozenset()
+        reply, reported = _reply_from(last, fallback_context=context_id, reported=reported)
         if task_id:
             self._parked.discard(task_id)
         if reply.open and reply.task_id:
             self._parked.add(reply.task_id)
+            self._reported[reply.task_id] = reported
         if self._credentials is None:
             return reply
         # A target that echoes the credentials must not get them into transcripts.
@@ -590,6 +613,22 @@ class A2ATarget:
     def _redact(self, message: str) -> str:
         return self._credentials.redact(message) if self._credentials else message
 
+    def _raise_broken_connection_in(self, exc: BaseException) -> None:
+        """Raise TargetUnreachableError when a broken connection lies behind ``exc``.
+
+        Decided here, from the whole chain, because with credentials in use the chain is cut
+        off the error raised (:func:`_cause`): nobody after this point can tell a connection
+        that broke (retryable) from a target that misspoke. The message names the failure's
+        type and text, redacted, never the request.
+        """
+        broken = connection_failure_in(exc)
+        if broken is None:
+            return
+        detail = f"{type(broken).__name__}: {broken}" if str(broken) else type(broken).__name__
+        raise TargetUnreachableError(
+            self._redact(f"target {self.url} is not reachable: the connection failed ({detail})")
+        ) from _cause(exc, self._credentials)
+
     async def _cancel_quietly(self, task_id: str) -> None:
         await cancel_task_quietly(self._client, task_id, who=f"target {self.url}", redact=self._redact)
 
@@ -604,6 +643,7 @@ class A2ATarget:
         nothing for the match, which is over.
         """
         parked, self._parked = sorted(self._parked), set()
+        self._reported.clear()
         if parked:
             try:
                 async with asyncio.timeout(RELEASE_TIMEOUT_S):
@@ -640,6 +680,24 @@ def _cause(exc: BaseException, credentials: TargetCredentials | None) -> BaseExc
     traceback reaches logs and spans (``exception.stacktrace``) unredacted.
     """
     return None if credentials is not None else exc
+
+
+_NOT_CONNECTION_FAILURES = (httpx.UnsupportedProtocol, httpx.LocalProtocolError)
+
+
+def connection_failure_in(exc: BaseException) -> httpx.TransportError | None:
+    """The httpx failure of the connection itself behind ``exc`` (however a library wrapped
+    it), or None.
+
+    Refused, reset, timed out, or closed by the other side before a complete answer (what a
+    killed replica or a cut network looks like): the target's A2A is not at fault, and another
+    try may well succeed. A URL scheme httpx cannot speak, or a request it would not send, is
+    not such a failure.
+    """
+    failure = find_in_chain(exc, httpx.TransportError)
+    if failure is None or isinstance(failure, _NOT_CONNECTION_FAILURES):
+        return None
+    return failure
 
 
 def _raise_refusal_in(exc: BaseException) -> None:
@@ -758,11 +816,14 @@ def _text_of(parts: Any) -> str:
     return "\n".join(chunks)
 
 
-def _reply_from(event: StreamResponse, *, fallback_context: str | None) -> TargetReply:
+def _reply_from(
+    event: StreamResponse, *, fallback_context: str | None, reported: frozenset[str]
+) -> tuple[TargetReply, frozenset[str]]:
+    """The reply in ``event`` and the artifacts of its task reported so far (``reported`` before)."""
     kind = event.WhichOneof("payload")
     if kind == "message":
         message = event.message
-        return TargetReply(
+        reply = TargetReply(
             text=_text_of(message.parts),
             context_id=message.context_id or fallback_context or "",
             task_id=message.task_id or None,
@@ -770,27 +831,46 @@ def _reply_from(event: StreamResponse, *, fallback_context: str | None) -> Targe
             open=False,
             metadata=MessageToDict(message.metadata) if message.HasField("metadata") else {},
         )
+        return reply, reported
     if kind == "task":
-        return _reply_from_task(event.task)
+        return _reply_from_task(event.task, reported)
     raise TargetProtocolError(f"target answered a message with a '{kind}' event instead of a task or message")
 
 
-def _reply_from_task(task: Task) -> TargetReply:
+def _reply_from_task(task: Task, reported: frozenset[str]) -> tuple[TargetReply, frozenset[str]]:
+    """What the agent said in this turn: its status message, then every artifact not in ``reported``.
+
+    Both, because agents that complete a task per turn often put the answer in an artifact
+    and a formality ("Done.") in the status message: the judge must see the answer. A task
+    that stays open (input-required) keeps its earlier artifacts, which were judged with the
+    turn that brought them, hence ``reported``. With neither, the last agent message of the
+    (bounded) history is the answer.
+    """
     status = task.status
-    text = ""
+    chunks: list[str] = []
     metadata: dict[str, Any] = {}
     if status.HasField("message") and status.message.parts:
-        text = _text_of(status.message.parts)
+        status_text = _text_of(status.message.parts)
+        if status_text:
+            chunks.append(status_text)
         if status.message.HasField("metadata"):
             metadata = MessageToDict(status.message.metadata)
-    if not text and task.artifacts:
-        text = "\n".join(_text_of(artifact.parts) for artifact in task.artifacts)
+    seen = set(reported)
+    for artifact in task.artifacts:
+        artifact_text = _text_of(artifact.parts)
+        key = _artifact_key(artifact.artifact_id, artifact_text)
+        if key in seen:
+            continue
+        seen.add(key)
+        if artifact_text and artifact_text not in chunks:
+            chunks.append(artifact_text)
+    text = "\n".join(chunks)
     if not text:
         for message in reversed(task.history):
             if message.role == Role.ROLE_AGENT:
                 text = _text_of(message.parts)
                 break
-    return TargetReply(
+    reply = TargetReply(
         text=text,
         context_id=task.context_id,
         task_id=task.id,
@@ -798,10 +878,29 @@ def _reply_from_task(task: Task) -> TargetReply:
         open=status.state in _OPEN_STATES,
         metadata=metadata,
     )
+    return reply, frozenset(seen)
+
+
+def _artifact_key(artifact_id: str, text: str) -> str:
+    # The content counts too: an agent may extend an artifact under the same id.
+    return f"{artifact_id}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 class TargetConversation:
-    """One conversation with a target: remembers ids, knows how to continue."""
+    """One conversation with a target (one A2A context): remembers its ids, knows how to continue.
+
+    Agents end a turn in one of three ways; each is continued in the same context, so the
+    target keeps the conversation's history:
+
+    * the task stays open (``input-required``, as the arena's defender does): the next
+      message continues that task, carrying both ``taskId`` and ``contextId`` (a2a-python#1206);
+    * the task ends (``completed``, ``rejected``: one task per turn): the next message carries
+      the ``contextId`` only, and the agent opens a new task in that context;
+    * a bare Message instead of a task: likewise, with the Message's ``contextId`` (the one
+      sent when it has none; an agent that never names a context gets a new one each turn).
+
+    Every reply's text is what the agent said in that turn (:class:`TargetReply`).
+    """
 
     def __init__(self, target: A2ATarget) -> None:
         self._target = target
@@ -816,11 +915,7 @@ class TargetConversation:
         self._task_open = False
 
     async def send(self, text: str) -> TargetReply:
-        """Send ``text`` in this conversation (a new one after :meth:`reset`).
-
-        A parked task is continued with both ids; after a terminal task a new
-        task is opened in the same context.
-        """
+        """Send ``text`` in this conversation (a new one after :meth:`reset`), as the class doc says."""
         task_id = self.task_id if self._task_open else None
         reply = await self._target.send(text, context_id=self.context_id, task_id=task_id)
         self.context_id = reply.context_id or self.context_id
@@ -839,6 +934,7 @@ __all__ = [
     "card_url_for",
     "choose_interface",
     "connect_target",
+    "connection_failure_in",
     "fetch_agent_card",
     "parse_card",
     "status_in_chain",
