@@ -24,7 +24,11 @@ from arena_core.a2a.agent_lifespan import agent_lifespan
 from arena_core.a2a.integral_numbers import IntegralNumbers
 from arena_core.a2a.jsonrpc_params_guard import JsonRpcParamsGuard
 from arena_core.a2a.rest_content_type_guard import RestContentTypeGuard
+from arena_core.a2a.rest_media_type import V10RestMediaType
 from arena_core.a2a.sdk_guards import TextBodyGuard, V03RestStreamGuard
+from arena_core.a2a.v03_rest_message_guard import V03RestMessageGuard
+from arena_core.a2a.v03_stream_final import V03StreamFinal
+from arena_core.a2a.version_guard import A2aVersionGuard
 from arena_core.http_auth import ApiTokens, BearerAuth
 from arena_core.http_limits import BodySizeLimit
 from arena_core.http_server import ShutdownState, ShuttingDownReadiness
@@ -68,6 +72,10 @@ MIDDLEWARES: dict[str, Callable[[ASGIApp], ASGIApp]] = {
     "JsonRpcParamsGuard": lambda app: JsonRpcParamsGuard(app, rpc_path="/"),
     "RestContentTypeGuard": lambda app: RestContentTypeGuard(app, rest_prefix="/rest"),
     "IntegralNumbers": IntegralNumbers,
+    "A2aVersionGuard": lambda app: A2aVersionGuard(app, rpc_path="/", rest_prefix="/rest"),
+    "V10RestMediaType": lambda app: V10RestMediaType(app, rest_prefix="/rest"),
+    "V03RestMessageGuard": lambda app: V03RestMessageGuard(app, rest_prefix="/rest", card=AgentCard()),
+    "V03StreamFinal": lambda app: V03StreamFinal(app, rpc_path="/", rest_prefix="/rest"),
     "BodySizeLimit": lambda app: BodySizeLimit(app, max_bytes=10, jsonrpc_path="/"),
     "BearerAuth": lambda app: BearerAuth(app, tokens=ApiTokens.of(["t" * 32])),
     "ShuttingDownReadiness": lambda app: ShuttingDownReadiness(app, ShutdownState(terminating=True)),

@@ -34,7 +34,7 @@ Streams (``SendStreamingMessage``, 0.3 ``message/stream``) get two more rules:
    first event is already a Task (a new task) or a Message is left as it is:
    nothing is sent twice, and nothing is written to the store;
 4. a stream ends with the first status update (or Task) in an interrupted
-   state, ``input-required`` or ``auth-required`` (A2A 1.0 section 11.7), as it
+   state, ``input-required`` or ``auth-required``, as it
    ends at a terminal state: the turn is over. The SDK would keep it open
    until the executor returns; ours return there anyway. This is also what
    lets :class:`arena_core.a2a.v03_stream_final.V03StreamFinal` mark such an
