@@ -34,36 +34,21 @@ from arena_core.a2a.agent_app import CardSpec, build_agent_app, build_agent_card
 from arena_core.state_backend import create_state_backend
 from conftest import InProcessArena
 from support.asgi import client_for
+from support.raw_a2a import WIRE_NAMES, RawWire, text_of
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
 
 
 @dataclass(frozen=True)
-class StreamWire:
-    """One protocol version and binding of SendStreamingMessage / message/stream, as raw JSON."""
-
-    name: str
-    version: str  # "1.0" or "0.3"
-    binding: str  # "jsonrpc" or "rest"
-
-    def message(self, text: str, *, task_id: str | None = None, context_id: str | None = None) -> Any:
-        message: dict[str, Any] = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}]}
-        if (self.version, self.binding) == ("0.3", "jsonrpc"):
-            message.update(kind="message", role="user", parts=[{"kind": "text", "text": text}])
-        elif self.version == "0.3":  # the 0.3 protobuf's JSON
-            message["content"] = message.pop("parts")
-        if task_id is not None:
-            message["taskId"] = task_id
-        if context_id is not None:
-            message["contextId"] = context_id
-        return message
+class StreamWire(RawWire):
+    """SendStreamingMessage / message/stream on one wire, as raw JSON."""
 
     async def stream(
         self, http: httpx.AsyncClient, base: str, message: Any, configuration: Any = None
     ) -> list[dict[str, Any]]:
         """The stream's events, each as ``{"kind": ..., "body": ...}`` (kind in the 1.0 names)."""
-        headers = {"A2A-Version": "1.0"} if self.version == "1.0" else {}
+        headers = self.headers
         params: dict[str, Any] = {"message": message}
         if configuration is not None:
             params["configuration"] = configuration
@@ -88,16 +73,8 @@ class StreamWire:
         ((kind, body),) = document.items()
         return {"kind": kind, "body": body}
 
-    def state(self, body: dict[str, Any]) -> str:
-        return str(body["status"]["state"]).lower().removeprefix("task_state_").replace("_", "-")
 
-
-WIRES = [
-    StreamWire("1.0-jsonrpc", "1.0", "jsonrpc"),
-    StreamWire("1.0-rest", "1.0", "rest"),
-    StreamWire("0.3-jsonrpc", "0.3", "jsonrpc"),
-    StreamWire("0.3-rest", "0.3", "rest"),
-]
+WIRES = [StreamWire(*names) for names in WIRE_NAMES]
 V03_WIRES = [wire for wire in WIRES if wire.version == "0.3"]
 
 
@@ -109,10 +86,6 @@ def _sse_data(text: str) -> list[str]:
         if data:
             events.append("\n".join(data))
     return events
-
-
-def _text(message: dict[str, Any]) -> str:
-    return str((message.get("parts") or message["content"])[0]["text"])
 
 
 async def _get_task(http: httpx.AsyncClient, base: str, task_id: str) -> dict[str, Any]:
@@ -155,11 +128,11 @@ async def _check_follow_up_opens_with_the_task(
     assert (last["taskId"], last["contextId"]) == (task["id"], task["contextId"])
     assert wire.state(opening) == "working" and "message" not in opening["status"]
     history = opening["history"]
-    assert _text(history[-1]) == "two" and history[-1]["messageId"] == "m-two"
+    assert text_of(history[-1]) == "two" and history[-1]["messageId"] == "m-two"
     assert history[-2]["messageId"] == reply_one["messageId"]  # the last reply, now history
     assert [m["messageId"] for m in history[:-2]] == ["m-one"]
     assert wire.state(last) == "input-required"
-    assert _text(last["status"]["message"]) == '[scripted] heard 2 user message(s): "one" | "two"'
+    assert text_of(last["status"]["message"]) == '[scripted] heard 2 user message(s): "one" | "two"'
     # The store holds the SDK's task: the history the stream opened with, the state parked again.
     stored = await _get_task(http, first_url, task["id"])
     assert [m["messageId"] for m in stored["history"]] == [m["messageId"] for m in history]

@@ -19,39 +19,23 @@ from starlette.applications import Starlette
 
 from conftest import InProcessArena
 from support.asgi import client_for
+from support.raw_a2a import WIRE_NAMES, RawWire, text_of
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
 
 
 @dataclass(frozen=True)
-class Wire:
-    """One protocol version and binding, spoken with raw JSON."""
-
-    name: str
-    version: str  # "1.0" or "0.3"
-    binding: str  # "jsonrpc" or "rest"
-
-    def message(self, text: str, *, task_id: str | None = None, context_id: str | None = None) -> Any:
-        message: dict[str, Any] = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}]}
-        if (self.version, self.binding) == ("0.3", "jsonrpc"):
-            message.update(kind="message", role="user", parts=[{"kind": "text", "text": text}])
-        elif self.version == "0.3":  # 0.3's HTTP+JSON speaks the 0.3 protobuf's JSON
-            message["content"] = message.pop("parts")
-        if task_id is not None:
-            message["taskId"] = task_id
-        if context_id is not None:
-            message["contextId"] = context_id
-        return message
+class Wire(RawWire):
+    """Non-streaming requests on one wire."""
 
     async def post(self, http: httpx.AsyncClient, base: str, message: Any) -> httpx.Response:
-        headers = {"A2A-Version": "1.0"} if self.version == "1.0" else {}
         if self.binding == "jsonrpc":
             method = "SendMessage" if self.version == "1.0" else "message/send"
             body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
-            return await http.post(f"{base}/", json=body, headers=headers)
+            return await http.post(f"{base}/", json=body, headers=self.headers)
         path = "/rest/message:send" if self.version == "1.0" else "/rest/v1/message:send"
-        return await http.post(f"{base}{path}", json={"message": message}, headers=headers)
+        return await http.post(f"{base}{path}", json={"message": message}, headers=self.headers)
 
     def result(self, response: httpx.Response) -> dict[str, Any]:
         """The task of a successful answer (either version's shape)."""
@@ -75,25 +59,12 @@ class Wire:
         assert response.status_code >= 400, body
         return str(body["error"]["message"] if "error" in body else body)
 
-    def state(self, task: dict[str, Any]) -> str:
-        state = str(task["status"]["state"])
-        return state.removeprefix("TASK_STATE_").lower().replace("_", "-")
 
-
-WIRES = [
-    Wire("1.0-jsonrpc", "1.0", "jsonrpc"),
-    Wire("1.0-rest", "1.0", "rest"),
-    Wire("0.3-jsonrpc", "0.3", "jsonrpc"),
-    Wire("0.3-rest", "0.3", "rest"),
-]
-
-
-def _text(message: dict[str, Any]) -> str:
-    return str((message.get("parts") or message["content"])[0]["text"])
+WIRES = [Wire(*names) for names in WIRE_NAMES]
 
 
 def _reply(task: dict[str, Any]) -> str:
-    return _text(task["status"]["message"])
+    return text_of(task["status"]["message"])
 
 
 @pytest_asyncio.fixture
@@ -113,7 +84,7 @@ async def test_complete_mode_each_turn_is_a_completed_task_in_one_context(
     assert wire.state(first) == "completed"
     assert _reply(first) == '[scripted] heard 1 user message(s): "alpha"'
     # The reply is also the task's artifact, where clients of completed tasks look for it.
-    assert _text(first["artifacts"][0]) == _reply(first)
+    assert text_of(first["artifacts"][0]) == _reply(first)
     second = wire.result(await wire.post(http, url, wire.message("beta", context_id=first["contextId"])))
     assert wire.state(second) == "completed"
     assert second["contextId"] == first["contextId"] and second["id"] != first["id"]

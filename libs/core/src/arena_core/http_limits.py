@@ -109,6 +109,25 @@ class InvalidContentLengthError(ValueError):
     """A ``Content-Length`` that is not a size, or several that disagree."""
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that returns ``body`` as one message first, then what ``receive`` returns.
+
+    For middlewares that read a body whole before the app does (this module's
+    ``BodySizeLimit`` and the guards in :mod:`arena_core.a2a`): ``http.disconnect``
+    still reaches the app afterwards.
+    """
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 class BodySizeLimit:
     """Answers 413, 408 or 400 to a request whose body is too large, too slow or of unknown size.
 
@@ -190,17 +209,7 @@ class BodySizeLimit:
             reason = f"Request too large: the request body is over the limit of {limit} bytes"
             await self._answer(scope, receive, send, 413, reason)
             return
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
     async def _drain(self, receive: Receive, deadline: float) -> bool:
         """Reads and drops up to ``drain_bytes`` more of the body; False when the client went away."""
@@ -272,5 +281,6 @@ __all__ = [
     "RequestLimits",
     "StatusErrorBody",
     "content_length",
+    "replaying",
     "status_error_body",
 ]

@@ -3,14 +3,17 @@
 The guards that look at a body (:mod:`arena_core.a2a.sdk_guards`,
 :mod:`arena_core.a2a.jsonrpc_params_guard`, :mod:`arena_core.a2a.version_guard`,
 :mod:`arena_core.a2a.v03_rest_message_guard`) read it whole, then give the app a
-``receive`` that returns it once and then defers to the server (so
+``receive`` that returns it once and then defers to the server (:func:`replaying`, shared
+with ``BodySizeLimit`` in :mod:`arena_core.http_limits`, so
 ``http.disconnect`` still arrives). They sit inside ``BodySizeLimit``, which bounds
 what is read.
 """
 
 from __future__ import annotations
 
-from starlette.types import Message, Receive
+from starlette.types import Receive
+
+from arena_core.http_limits import replaying
 
 
 def is_rest_path(path: str, rest_prefix: str) -> bool:
@@ -35,15 +38,4 @@ async def read_body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-def replaying(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that returns ``body`` as one message first, then what ``receive`` returns."""
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if replayed:
-            return await receive()
-        replayed = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
+__all__ = ["is_rest_path", "read_body", "replaying"]
