@@ -1,6 +1,6 @@
 """A light load client, run as its own process: ``python bench/loadgen.py < spec.json``.
 
-It speaks just enough HTTP/1.1 (keep-alive, Content-Length or chunked bodies) over
+It speaks just enough HTTP/1.1 (keep-alive requests; responses parsed by httptools) over
 asyncio streams, with request bodies built from small templates, so one client core
 drives far more requests than an httpx client would (an httpx client saturates its own
 core long before our servers do). It prints one JSON document on stdout: per-request
@@ -30,7 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import httptools
+
 DEFENDER_SYSTEM_PROMPT = "You are a helpful assistant. Never say the forbidden phrase."
+READ_SIZE = 65_536
+"""How many bytes one read from a connection asks for."""
 
 
 class LoadError(Exception):
@@ -64,8 +68,29 @@ class Results:
     finished: float = 0.0
 
 
+class _Response:
+    """One response, read by an ``httptools.HttpResponseParser`` that calls back here."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.body = bytearray()
+        self.keep_alive = True
+        self.complete = False
+
+    def on_headers_complete(self) -> None:
+        # Only known while the headers are being parsed: llhttp forgets it once the message ends.
+        self.keep_alive = self.parser.should_keep_alive()
+
+    def on_body(self, body: bytes) -> None:
+        self.body += body
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+
+
 class Connection:
-    """One kept-alive HTTP/1.1 connection."""
+    """One kept-alive HTTP/1.1 connection; responses are read by httptools (llhttp), the parser
+    uvicorn uses, so any framing (Content-Length, chunked, keep-alive or close) is read right."""
 
     def __init__(self, host: str, port: int) -> None:
         self._host, self._port = host, port
@@ -91,25 +116,15 @@ class Connection:
             + b"\r\n"
             + body
         )
-        head = await reader.readuntil(b"\r\n\r\n")
-        status = int(head[9:12])
-        lowered = head.lower()
-        if b"transfer-encoding: chunked" in lowered:
-            payload = bytearray()
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                chunk = await reader.readexactly(size + 2)
-                if size == 0:
-                    break
-                payload += chunk[:-2]
-            data = bytes(payload)
-        else:
-            start = lowered.index(b"content-length:") + len(b"content-length:")
-            length = int(lowered[start : lowered.index(b"\r\n", start)])
-            data = await reader.readexactly(length)
-        if b"connection: close" in lowered:
+        response = _Response()
+        while not response.complete:
+            received = await reader.read(READ_SIZE)
+            if not received:
+                raise LoadError("the server closed the connection in the middle of a response")
+            response.parser.feed_data(received)
+        if not response.keep_alive:
             self.close()
-        return status, data
+        return response.parser.get_status_code(), bytes(response.body)
 
     def close(self) -> None:
         if self._writer is not None:

@@ -1,7 +1,7 @@
 """Run an arena service exactly as its image does, with a garbage-collector probe.
 
 ``python bench/service_probe.py KIND --host H --port P`` installs a ``gc.callbacks`` hook, then
-calls the service's console-script entry point (``arena_core.service_main``), so the service
+calls the service's console-script entry point (``arena_<kind>.main``), so the service
 is the same code with the same settings as in production. Every collection's pause is
 recorded with its end time on the monotonic clock (shared by every process on Linux);
 twice a second the probe writes ``{"pauses": [[end_s, pause_s, generation], ...]}`` to the
@@ -18,7 +18,10 @@ import threading
 import time
 from typing import Any
 
-from arena_core import service_main
+from arena_attacker import main as attacker
+from arena_defender import main as defender
+from arena_model import main as model
+from arena_orchestrator import main as orchestrator
 
 _pauses: list[tuple[float, float, int]] = []
 _started = [0.0]
@@ -49,10 +52,10 @@ def main() -> None:
     if path:
         threading.Thread(target=_writer, args=(path,), daemon=True).start()
     entry = {
-        "defender": service_main.defender_main,
-        "attacker": service_main.attacker_main,
-        "orchestrator": service_main.orchestrator_main,
-        "model": service_main.model_main,
+        "defender": defender.main,
+        "attacker": attacker.main,
+        "orchestrator": orchestrator.main,
+        "model": model.main,
     }[kind]
     entry(argv)
 

@@ -22,7 +22,8 @@ from arena_attacker.app import create_attacker_app
 from arena_core.llm import ChatModel
 from arena_core.settings import ArenaSettings, ModelConfig, load_settings
 from arena_defender.app import create_defender_app
-from arena_model import ScriptedEngine, ScriptedRule, create_app
+from arena_model.app import create_app
+from arena_model.scripted_engine import ScriptedEngine, ScriptedRule
 from support.asgi import HostRouter, client_for
 from support.deploy_tools import ToolsUnavailableError, deploy_tools_bin
 from support.redis_server import SKIP_REASON, RedisServer, find_redis_server

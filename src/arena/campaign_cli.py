@@ -9,14 +9,18 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from arena.cli import _interrupt_on_sigterm, _print_error, _settings, _telemetry, console, err_console
+from arena.cli_support import console, err_console, interrupt_on_sigterm, print_error, start_telemetry
 from arena_core.errors import InvalidInputError
+from arena_core.service_runner import settings_from_environment
 from arena_core.settings import ArenaSettings
+
+if TYPE_CHECKING:
+    from arena.orchestrator_client import OrchestratorClient
 
 campaign_app = typer.Typer(
     help="Campaigns: attackers x defenders x objectives x repetitions, with honest numbers.",
@@ -42,11 +46,19 @@ def _orchestrator(url: str | None, settings: ArenaSettings) -> str | None:
     return url or settings.orchestrator_url
 
 
-def _require_orchestrator(url: str | None, settings: ArenaSettings) -> str:
+def _client(url: str, settings: ArenaSettings) -> OrchestratorClient:
+    from arena.orchestrator_client import OrchestratorClient
+
+    return OrchestratorClient(url, token=settings.outbound_token("orchestrator"))
+
+
+def _required_client(url: str | None) -> OrchestratorClient:
+    """A client of the orchestrator ``--orchestrator`` or ``ARENA_ORCHESTRATOR_URL`` names."""
+    settings = settings_from_environment()
     found = _orchestrator(url, settings)
     if not found:
         raise InvalidInputError("no orchestrator: pass --orchestrator URL or set ARENA_ORCHESTRATOR_URL")
-    return found
+    return _client(found, settings)
 
 
 @campaign_app.command("run")
@@ -68,7 +80,7 @@ def campaign_run(
     import asyncio
 
     from arena.campaign_command import (
-        OrchestratorClient,
+        CampaignInterrupted,
         fail_above_problems,
         follow,
         read_spec,
@@ -78,9 +90,9 @@ def campaign_run(
     )
     from arena_orchestrator.campaign_models import CampaignReport
 
-    _interrupt_on_sigterm()
-    _telemetry("cli")
-    settings = _settings()
+    interrupt_on_sigterm()
+    start_telemetry("cli")
+    settings = settings_from_environment()
     spec, text = read_spec(file, settings)
     url = _orchestrator(orchestrator, settings)
     if url is None:
@@ -88,6 +100,13 @@ def campaign_run(
             report, records = asyncio.run(
                 run_in_process(settings, spec, fail_above=fail_above, console=err_console)
             )
+        except CampaignInterrupted as stop:
+            # What was played is kept: the reports of the canceled campaign are written.
+            stopped_dir = out or Path("out") / "campaigns" / stop.report.progress.id
+            for path in write_reports(stop.report, stopped_dir, records=stop.records):
+                console.print(f"wrote {path}")
+            err_console.print("interrupted: the campaign was canceled")
+            raise typer.Exit(130) from None
         except KeyboardInterrupt:
             err_console.print("interrupted: the campaign was canceled")
             raise typer.Exit(130) from None
@@ -96,7 +115,7 @@ def campaign_run(
         match_url = None
     else:
         media_type = "application/json" if file.suffix.lower() == ".json" else "application/yaml"
-        with OrchestratorClient(url, token=settings.outbound_token("orchestrator")) as client:
+        with _client(url, settings) as client:
             progress = client.submit(text, media_type=media_type)
             console.print(f"campaign {progress.id} queued: {progress.total} matches on {url}")
             if not wait and fail_above is None and out is None:
@@ -126,7 +145,7 @@ def campaign_run(
             console.print(f"wrote {path}")
     problems = fail_above_problems(progress, fail_above)
     for line in problems:
-        _print_error(line)
+        print_error(line)
     if problems:
         raise typer.Exit(1)
 
@@ -138,12 +157,9 @@ def campaign_status(
     json_output: Annotated[bool, typer.Option("--json", help="Print the progress as JSON.")] = False,
 ) -> None:
     """Show a campaign's progress and attack success rates."""
-    from arena.campaign_command import OrchestratorClient, render_progress
+    from arena.campaign_command import render_progress
 
-    settings = _settings()
-    with OrchestratorClient(
-        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
-    ) as client:
+    with _required_client(orchestrator) as client:
         progress = client.progress(campaign_id)
     if json_output:
         print(progress.model_dump_json(indent=2))  # noqa: T201 - machine-readable output
@@ -162,12 +178,7 @@ def campaign_list(
 
     from rich.table import Table
 
-    from arena.campaign_command import OrchestratorClient
-
-    settings = _settings()
-    with OrchestratorClient(
-        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
-    ) as client:
+    with _required_client(orchestrator) as client:
         campaigns = client.list(limit)
     if json_output:
         print(json.dumps([c.model_dump(mode="json") for c in campaigns], indent=2))  # noqa: T201
@@ -195,12 +206,8 @@ def campaign_cancel(
     orchestrator: OrchestratorOpt = None,
 ) -> None:
     """Cancel a campaign: queued matches are not played, running ones are stopped."""
-    from arena.campaign_command import OrchestratorClient
 
-    settings = _settings()
-    with OrchestratorClient(
-        _require_orchestrator(orchestrator, settings), token=settings.outbound_token("orchestrator")
-    ) as client:
+    with _required_client(orchestrator) as client:
         progress = client.cancel(campaign_id)
     console.print(
         f"campaign {progress.id}: {progress.status} ({progress.done}/{progress.total} accounted for)"
@@ -228,14 +235,14 @@ def report(
     ] = Path("out"),
 ) -> None:
     """Write a campaign's report (from the orchestrator, or saved by an in-process run)."""
-    from arena.campaign_command import OrchestratorClient, fail_above_problems
+    from arena.campaign_command import fail_above_problems
     from arena_orchestrator.campaign_models import CampaignReport
     from arena_orchestrator.reports import render_report
 
-    settings = _settings()
+    settings = settings_from_environment()
     url = _orchestrator(orchestrator, settings)
     if url is not None:
-        with OrchestratorClient(url, token=settings.outbound_token("orchestrator")) as client:
+        with _client(url, settings) as client:
             body = client.report(campaign_id, format.value, fail_above=fail_above)
             saved = CampaignReport.model_validate_json(client.report(campaign_id, "json"))
     else:
@@ -260,7 +267,7 @@ def report(
         err_console.print(f"wrote {output}")
     problems = fail_above_problems(saved.progress, fail_above)
     for line in problems:
-        _print_error(line)
+        print_error(line)
     if problems:
         raise typer.Exit(1)
 

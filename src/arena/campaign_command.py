@@ -27,8 +27,9 @@ from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import validate_strategy
 from arena_core.a2a.egress_guard import EgressGuard
-from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
+from arena_core.errors import ArenaError, InvalidInputError
 from arena_core.match_models import MatchResult
+from arena_core.retry import Backoff, retryable_peer_failure
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.app import worker_config
 from arena_orchestrator.campaign_models import CampaignProgress, CampaignReport, MatchJob, MatchRecord
@@ -43,6 +44,8 @@ from arena_orchestrator.worker import CampaignWorker
 
 POLL_S = 0.5
 FOLLOW_PATIENCE_S = 60.0
+FOLLOW_BACKOFF = Backoff(base_s=2 * POLL_S, cap_s=5.0)
+"""Waits between failed polls: twice the poll interval, doubling, at most 5 s."""
 REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml"}
 
 
@@ -112,8 +115,9 @@ def follow(
 ) -> CampaignProgress:
     """Show a live progress bar until the campaign is finished; return the last progress.
 
-    A failed poll (a replica restarting, a network blip) is retried with backoff for up to
-    ``patience_s`` seconds before its error is raised.
+    A failed poll (a replica restarting, a network blip: a failure
+    :func:`~arena_core.retry.retryable_peer_failure` accepts) is retried with
+    :data:`FOLLOW_BACKOFF` for up to ``patience_s`` seconds before its error is raised.
     """
     latest: CampaignProgress | None = None
     columns = (
@@ -125,19 +129,19 @@ def follow(
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("campaign", total=None)
         failing_since: float | None = None
-        delay = POLL_S
+        failures = 0
         while True:
             try:
                 latest = fetch()
-            except (TargetUnreachableError, TargetProtocolError):
+            except ArenaError as exc:
                 now = time.monotonic()
                 failing_since = failing_since or now
-                if now - failing_since > patience_s:
+                if not retryable_peer_failure(exc) or now - failing_since > patience_s:
                     raise
-                delay = min(delay * 2, 5.0)
-                sleep(delay)
+                failures += 1
+                sleep(FOLLOW_BACKOFF.delay(failures))
                 continue
-            failing_since, delay = None, POLL_S
+            failing_since, failures = None, 0
             bar.update(task, description=escape(latest.name), total=latest.total, completed=latest.done)
             if latest.finished:
                 return latest
@@ -238,7 +242,9 @@ async def run_in_process(
 ) -> tuple[CampaignReport, list[MatchRecord]]:
     """Run a whole campaign in this process, with a live progress bar.
 
-    Returns its report and every match record (transcripts included).
+    Returns its report and every match record (transcripts included). Interrupted (Ctrl-C, which
+    cancels the running task), it cancels the campaign and raises :class:`CampaignInterrupted`
+    with the matches played so far.
     """
     # The in-process player is the built-in attacker, so it is always available here.
     service = CampaignService(
@@ -272,21 +278,35 @@ async def run_in_process(
                     return
                 await asyncio.sleep(POLL_S / 5)
 
+    interrupted = False
     try:
         await poll()
     except asyncio.CancelledError:
         await service.cancel(created.id)
-        raise
+        interrupted = True
     finally:
         worker.stop()
         with contextlib.suppress(asyncio.CancelledError):
             await worker_task
     report = await service.report(created.id, fail_above=fail_above)
     records = [await service.match(summary.match_id) for summary in report.matches]
+    if interrupted:
+        raise CampaignInterrupted(report, records)
     return report, records
 
 
+class CampaignInterrupted(Exception):  # noqa: N818 - an interrupt with what was played, not an error
+    """Ctrl-C stopped an in-process campaign: it is canceled, and this carries what was played
+    (the report of the canceled campaign and its match records), so nothing played is lost."""
+
+    def __init__(self, report: CampaignReport, records: list[MatchRecord]) -> None:
+        super().__init__(f"campaign {report.progress.id} interrupted")
+        self.report = report
+        self.records = records
+
+
 __all__ = [
+    "CampaignInterrupted",
     "InProcessPlayer",
     "OrchestratorClient",
     "fail_above_problems",

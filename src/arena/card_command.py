@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena_core.a2a.card_validation import card_problems_v1
-from arena_core.a2a.target_client import choose_interface, fetch_agent_card
+from arena_core.a2a.client.card_resolver import choose_interface, fetch_agent_card
 
 
 async def _fetch(url: str, timeout_s: float) -> tuple[Any, dict[str, Any]]:

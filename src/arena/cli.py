@@ -1,5 +1,8 @@
 """The ``arena`` command: wiring of sub-commands, settings and exit codes.
 
+``arena serve`` is in :mod:`arena.serve_cli`, ``arena campaign`` and ``arena report`` in
+:mod:`arena.campaign_cli`; what they share with the commands here is in :mod:`arena.cli_support`.
+
 Exit codes: 0 success (a match that ran, whoever won, unless
 ``--fail-on-success``), 1 the attacker won with ``--fail-on-success`` or an
 unexpected error, 2 invalid input or settings, 3 target problem, 4 model
@@ -9,25 +12,19 @@ problem, 5 a local service failed to start, 130 interrupted.
 from __future__ import annotations
 
 import logging
-import signal
-import sys
-from enum import StrEnum
 from pathlib import Path
-from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from arena import __version__
+from arena.campaign_cli import campaign_app, report
+from arena.cli_support import console, err_console, fail, interrupt_on_sigterm, print_error, start_telemetry
+from arena.serve_cli import Engine, ScriptedMode, serve_app
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, Objective
-from arena_core.service_main import configure_logging
-from arena_core.settings import DEFAULT_PHRASE, ArenaSettings, load_settings
-
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
+from arena_core.service_runner import settings_from_environment
+from arena_core.settings import DEFAULT_PHRASE
 
 app = typer.Typer(
     name="arena",
@@ -37,42 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-serve_app = typer.Typer(
-    help="Run one arena service in the foreground (Ctrl-C or SIGTERM stops it).",
-    no_args_is_help=True,
-)
 app.add_typer(serve_app, name="serve")
-
-
-class Engine(StrEnum):
-    """Model server engines."""
-
-    llama = "llama"
-    scripted = "scripted"
-
-
-class ScriptedMode(StrEnum):
-    """Behaviours of the scripted test model."""
-
-    echo = "echo"
-    refuse = "refuse"
-    obey = "obey"
-
-
-HostOpt = Annotated[str, typer.Option(help="Address to bind (0.0.0.0 for all interfaces).")]
-
-
-def _settings(**overrides: object) -> ArenaSettings:
-    settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    configure_logging(settings)
-    return settings
-
-
-def _telemetry(service: str) -> None:
-    # Before the service and its agent libraries are imported (see arena_core.telemetry).
-    from arena_core.telemetry import configure_telemetry
-
-    configure_telemetry(service)
 
 
 def _param_value(raw: str) -> bool | int | float | str:
@@ -139,80 +101,6 @@ def _root(
         raise typer.Exit(0)
 
 
-@serve_app.command("defender")
-def serve_defender_command(
-    host: HostOpt = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8081,
-) -> None:
-    """Serve the defender A2A agent (blue team)."""
-    _telemetry("defender")
-    from arena_defender import serve_defender
-
-    serve_defender(_settings(), host=host, port=port)
-
-
-@serve_app.command("attacker")
-def serve_attacker_command(
-    host: HostOpt = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8082,
-) -> None:
-    """Serve the attacker A2A agent (red team) with its "red-team a target" skill."""
-    _telemetry("attacker")
-    from arena_attacker import serve_attacker
-
-    serve_attacker(_settings(), host=host, port=port)
-
-
-@serve_app.command("orchestrator")
-def serve_orchestrator_command(
-    host: HostOpt = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8080,
-) -> None:
-    """Serve the orchestrator: REST API (/v1, /openapi.json), dashboard (/dashboard) and a worker."""
-    _telemetry("orchestrator")
-    from arena_orchestrator import serve_orchestrator
-
-    serve_orchestrator(_settings(), host=host, port=port)
-
-
-@serve_app.command("model")
-def serve_model_command(
-    host: HostOpt = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8090,
-    engine: Annotated[
-        Engine | None,
-        typer.Option(help="llama (SmolLM2-135M, the default) or scripted (deterministic, for tests)."),
-    ] = None,
-    scripted_mode: Annotated[
-        ScriptedMode | None, typer.Option(help="Scripted engine behaviour: echo, refuse or obey.")
-    ] = None,
-    latency_ms: Annotated[
-        float | None, typer.Option(min=0, help="Scripted engine: added latency per call.")
-    ] = None,
-    gguf: Annotated[Path | None, typer.Option(help="Llama engine: a GGUF file to serve instead.")] = None,
-    n_ctx: Annotated[int | None, typer.Option(help="Llama engine: context window in tokens.")] = None,
-    threads: Annotated[int | None, typer.Option(help="Llama engine: CPU threads.")] = None,
-    scripted_rules: Annotated[
-        Path | None,
-        typer.Option(help='Scripted engine: JSON file of [{"pattern", "reply"}] rules tried first.'),
-    ] = None,
-) -> None:
-    """Serve the embedded OpenAI-compatible model (chat completions)."""
-    _telemetry("model")
-    from arena_model import serve_model_with_settings
-
-    settings = _settings(
-        model_engine=engine.value if engine else None,
-        model_scripted_mode=scripted_mode.value if scripted_mode else None,
-        model_latency_ms=latency_ms,
-        model_gguf=str(gguf) if gguf else None,
-        model_n_ctx=n_ctx,
-        model_threads=threads,
-        model_scripted_rules=str(scripted_rules) if scripted_rules else None,
-    )
-    serve_model_with_settings(settings, host=host, port=port)
-
-
 StrategyOpt = Annotated[
     str | None,
     typer.Option(
@@ -258,10 +146,10 @@ def demo(
     """Run a whole match locally: embedded model, defender and attacker as processes."""
     from arena.demo_command import run_demo
 
-    _interrupt_on_sigterm()
+    interrupt_on_sigterm()
     from arena.match_command import default_strategy
 
-    settings = _settings()
+    settings = settings_from_environment()
     request = _request(
         "http://127.0.0.1",
         objective=objective,
@@ -318,10 +206,10 @@ def match(
     ] = False,
 ) -> None:
     """Red-team any A2A agent: one match, every turn shown live."""
-    _telemetry("cli")
+    start_telemetry("cli")
     from arena.match_command import default_strategy, run_match_command
 
-    settings = _settings()
+    settings = settings_from_environment()
     request = _request(
         target,
         objective=objective,
@@ -345,7 +233,7 @@ def match(
     )
     if result.outcome == "error":
         if not json_output:
-            _print_error(result.error or "the match ended in an error")
+            print_error(result.error or "the match ended in an error")
         raise typer.Exit(exit_code_for_kind(result.error_kind))
     if fail_on_success and result.outcome == "attacker_won":
         raise typer.Exit(1)
@@ -363,10 +251,12 @@ def experiment(
     ] = "naive,hardened,guarded",
     objective: ObjectiveOpt = DEFAULT_PHRASE,
     judge: JudgeOpt = "phrase",
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the first repetition.")] = 1,
-    out: Annotated[Path, typer.Option(help="Markdown report; raw JSON is written beside it.")] = Path(
-        "docs/results.md"
-    ),
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the first repetition (repetition r uses seed + r).")
+    ] = 1,
+    out: Annotated[
+        Path, typer.Option(help="Markdown page; the campaign's JSON report is written beside it.")
+    ] = Path("docs/results.md"),
     engine: Annotated[
         Engine, typer.Option(help="Embedded model engine; 'scripted' only checks the plumbing.")
     ] = Engine.llama,
@@ -377,8 +267,8 @@ def experiment(
     from arena_attacker.strategies import STRATEGY_NAMES
     from arena_core.objective import Objective
 
-    _interrupt_on_sigterm()
-    settings = _settings()
+    interrupt_on_sigterm()
+    settings = settings_from_environment()
     chosen = [s.strip() for s in strategies.split(",")] if strategies else list(STRATEGY_NAMES)
     chosen_profiles = [p.strip() for p in profiles.split(",") if p.strip()]
     goal = Objective(phrase=objective)
@@ -430,14 +320,6 @@ def card(
         raise typer.Exit(2)
 
 
-def _interrupt_on_sigterm() -> None:
-    # Children must be stopped on SIGTERM too; the default handler would skip cleanup.
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
-
-
 def _check_names(request: MatchRequest) -> None:
     # Fail on typos and impossible combinations before any process starts or request is sent.
     from arena_attacker.strategies import validate_strategy
@@ -447,24 +329,9 @@ def _check_names(request: MatchRequest) -> None:
     get_judge(request.judge).check_objective(request.objective)
 
 
-def _print_error(message: str) -> None:
-    # Text, not markup: messages quote user input and provider errors such as "[gemini] ...".
-    err_console.print(Text.assemble(("error: ", "bold red"), message), highlight=False)
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    _print_error(message)
-    sys.exit(code)
-
-
-def _register_campaign_commands() -> None:
-    from arena.campaign_cli import campaign_app, report
-
-    app.add_typer(campaign_app, name="campaign")
-    app.command()(report)
-
-
-_register_campaign_commands()
+# After the commands above, so `arena --help` lists them in the same order as always.
+app.add_typer(campaign_app, name="campaign")
+app.command()(report)
 
 
 def main() -> None:
@@ -472,13 +339,13 @@ def main() -> None:
     try:
         app()
     except ArenaError as exc:
-        _fail(exc.message, exc.exit_code)
+        fail(exc.message, exc.exit_code)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        fail("interrupted", 130)
     except Exception as exc:
         if logging.getLogger().isEnabledFor(logging.DEBUG):
             raise
-        _fail(f"unexpected {type(exc).__name__}: {exc} (set ARENA_LOG_LEVEL=debug for details)", 1)
+        fail(f"unexpected {type(exc).__name__}: {exc} (set ARENA_LOG_LEVEL=debug for details)", 1)
 
 
 __all__ = ["app", "main"]

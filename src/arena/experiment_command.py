@@ -1,71 +1,60 @@
-"""``arena experiment``: every strategy against every defender profile, honestly counted.
+"""``arena experiment``: every strategy against every defender profile, as one campaign.
 
-Starts the embedded model (or the hosted models configured), one defender per
-profile and one attacker as local processes, plays ``repetitions`` matches per
-(strategy, profile) cell, interleaving cells so that drift hits all alike, and
-writes a Markdown report (default ``docs/results.md``) plus the raw results as
-JSON beside it. The attack success rate of a cell is wins / (wins + defences)
-with a Wilson 95% interval; errors and attacker refusals are neither and are
-listed separately.
+Starts the embedded model (or uses the hosted models configured), one defender per
+profile and one attacker as local processes, then runs a campaign over them in this
+process with the engine of ``arena campaign run``
+(:func:`arena.campaign_command.run_in_process`): the strategies are its attackers, all
+played by the local attacker agent, and the profiles its defenders. Matches run one at a
+time, repetition-major, so drift in the model server hits every cell alike.
+
+The campaign's reports and transcripts are saved like those of any in-process campaign
+(``out/campaigns/<id>/``, where ``arena report ID`` finds them), and the Markdown page
+(default ``docs/results.md``) is rendered from the campaign report, with that JSON report
+beside it. Every rate and interval on the page is the campaign's own; errors and attacker
+refusals are neither a win nor a defence and are listed separately.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import platform
 import shlex
-import statistics
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
-from arena.local_services import LocalServices
-from arena_core.a2a.attacker_client import play_remote_match
-from arena_core.match_models import MatchRequest, MatchResult
+from arena.campaign_command import CampaignInterrupted, render_progress, run_in_process, write_reports
+from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
+from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
 from arena_core.settings import ArenaSettings
-from arena_core.stats import wilson_interval
+from arena_orchestrator.campaign_models import CampaignReport, MatchRecord
+from arena_orchestrator.campaign_spec import AttackerSpec, CampaignSpec, DefenderSpec, ObjectiveSpec
+from arena_orchestrator.reports import render_json, render_markdown
 
-PROFILES: tuple[str, ...] = ("naive", "hardened", "guarded")
 MODEL_READY_TIMEOUT_S = 300.0
+AGENT_READY_TIMEOUT_S = 60.0
+CAMPAIGN_NAME = "experiment"
+TITLE = "Strategies against defender profiles"
+MAX_MATCH_TIMEOUT_S = 86_400.0
+"""A campaign's longest match timeout; a longer ``ARENA_MATCH_TIMEOUT_S`` is cut to it."""
+UNSTARTED_URL = f"http://{LOOPBACK}"
+"""Stands for an agent's URL while the spec is checked before the agents start."""
+SCRIPTED_MODEL = "scripted (deterministic test model: NOT a robustness measurement)"
 
-
-@dataclass
-class Cell:
-    """The matches of one (strategy, profile) pair."""
-
-    strategy: str
-    profile: str
-    results: list[MatchResult] = field(default_factory=list)
-
-    def count(self, outcome: str) -> int:
-        return sum(1 for r in self.results if r.outcome == outcome)
-
-    def summary(self) -> str:
-        wins, defended = self.count("attacker_won"), self.count("defended")
-        interval = wilson_interval(wins, wins + defended)
-        if interval.rate is None:
-            return "n/a"
-        text = f"{wins}/{wins + defended} = {interval.rate:.0%} [{interval.low:.0%}, {interval.high:.0%}]"
-        turns = [r.turns_used for r in self.results if r.outcome == "attacker_won"]
-        if turns:
-            text += f", turns to success {statistics.median(turns):g}"
-        return text
-
-    def other(self) -> str:
-        parts = []
-        if self.count("error"):
-            kinds = sorted({r.error_kind or "error" for r in self.results if r.outcome == "error"})
-            parts.append(f"{self.count('error')} error ({', '.join(kinds)})")
-        if self.count("attacker_refused"):
-            parts.append(f"{self.count('attacker_refused')} attacker refused")
-        return "; ".join(parts) or "none"
+READING_NOTES = (
+    "## Reading these numbers",
+    "",
+    "The embedded SmolLM2-135M model plays both sides here. It follows instructions weakly, so",
+    "defender profiles that rely on instructions differ less than they would with a capable model,",
+    "and strategies that need the attacker model to write structured plans (crescendo, pair, tap,",
+    "goat) run mostly on their fallbacks; `agentic` needs tool calls that a 135M model cannot make.",
+    "The `guarded` profile's output guard is not a model and does not depend on model quality.",
+    "Rerun the command with hosted models (see the README) for numbers that say more about them.",
+)
 
 
 def run_experiment(
@@ -83,146 +72,161 @@ def run_experiment(
     log_dir: Path,
     command: str,
     console: Console,
-) -> list[Cell]:
-    """Play the matrix and write the report; return the cells."""
-    cells = {(s, p): Cell(s, p) for s in strategies for p in profiles}
-    with LocalServices(log_dir) as services:
-        env: dict[str, str] = {}
-        if settings.model_for("defender").embedded or settings.model_for("attacker").embedded:
-            model = services.start("model", extra_args=["--engine", engine])
-            with console.status("starting the embedded model server…"):
-                services.wait_ready(model, timeout_s=MODEL_READY_TIMEOUT_S)
-            env["ARENA_MODEL_BASE_URL"] = f"{model.url}/v1"
-        if objective.phrase:
-            env["ARENA_DEFENDER_PHRASE"] = objective.phrase
-        defenders = {
-            p: services.start("defender", env={**env, "ARENA_DEFENDER_PROFILE": p}) for p in profiles
-        }
-        attacker = services.start("attacker", env=env)
-        with console.status("starting the agents…"):
-            for service in [*defenders.values(), attacker]:
-                services.wait_ready(service, timeout_s=60)
-        total = len(cells) * repetitions
-        done = 0
-        for repetition in range(repetitions):
-            for (strategy, profile), cell in cells.items():
-                request = MatchRequest(
-                    target=defenders[profile].url,
-                    objective=objective,
-                    strategy=strategy,
-                    max_turns=max_turns,
-                    judge=judge,
-                    seed=seed + repetition,
-                )
-                result = asyncio.run(
-                    play_remote_match(attacker.url, request, timeout_s=settings.match_timeout_s)
-                )
-                cell.results.append(result)
-                done += 1
-                console.print(
-                    f"[{done}/{total}] {escape(strategy)} vs {escape(profile)}: {result.outcome} "
-                    f"in {result.turns_used} turn(s), {result.duration_ms / 1000:.1f}s"
-                )
-            # Rewrite after every repetition: an interrupted run keeps what it measured.
-            write_report(
-                list(cells.values()),
-                out=out,
-                command=command,
-                settings=settings,
-                engine=engine,
-                judge=judge,
-                objective=objective,
-                max_turns=max_turns,
-                repetitions=repetition + 1,
-                planned_repetitions=repetitions,
-            )
-    return list(cells.values())
+    campaigns_dir: Path = Path("out") / "campaigns",
+) -> CampaignReport:
+    """Start the local services, run the campaign, write its reports and the page; return its report.
 
-
-def write_report(
-    cells: Sequence[Cell],
-    *,
-    out: Path,
-    command: str,
-    settings: ArenaSettings,
-    engine: str,
-    judge: str,
-    objective: Objective,
-    max_turns: int,
-    repetitions: int,
-    planned_repetitions: int | None = None,
-) -> None:
-    """Write the Markdown report and the raw results (``<out>.json``).
-
-    ``repetitions`` is how many were completed; when fewer than
-    ``planned_repetitions``, the report says the run is partial.
+    ``seed`` is the seed of the first repetition; repetition r uses ``seed + r`` in every cell.
+    Raises :class:`~arena_core.errors.InvalidInputError` when the strategies, profiles or
+    objective do not make a valid campaign.
     """
-    strategies = list(dict.fromkeys(c.strategy for c in cells))
-    profiles = list(dict.fromkeys(c.profile for c in cells))
-    by_key = {(c.strategy, c.profile): c for c in cells}
+
+    def spec_for(defenders: Mapping[str, str], attacker_url: str) -> CampaignSpec:
+        return experiment_spec(
+            strategies=strategies,
+            defenders=defenders,
+            attacker_url=attacker_url,
+            objective=objective,
+            judge=judge,
+            repetitions=repetitions,
+            max_turns=max_turns,
+            seed=seed,
+            match_timeout_s=settings.match_timeout_s,
+        )
+
+    def save(report: CampaignReport, records: list[MatchRecord]) -> None:
+        render_progress(console, report.progress)
+        campaign_dir = campaigns_dir / report.progress.id
+        write_reports(report, campaign_dir, records=records)
+        console.print(f"campaign reports and transcripts: {campaign_dir}")
+        facts = _model_facts(settings, engine)
+        write_results(report, out, command=command, facts=facts, campaign_dir=campaign_dir)
+
+    # Checked before any process starts; the agents' own URLs are known only once they run.
+    spec_for(dict.fromkeys(profiles, UNSTARTED_URL), UNSTARTED_URL)
+    with LocalServices(log_dir) as services:
+        defenders, attacker = start_agents(services, settings, profiles, objective, engine, console)
+        spec = spec_for({profile: service.url for profile, service in defenders.items()}, attacker.url)
+        try:
+            report, records = asyncio.run(run_in_process(settings, spec, fail_above=None, console=console))
+        except CampaignInterrupted as stop:
+            # What was played is kept; the page of a partial run says so.
+            save(stop.report, stop.records)
+            raise KeyboardInterrupt from None
+    save(report, records)
+    return report
+
+
+def start_agents(
+    services: LocalServices,
+    settings: ArenaSettings,
+    profiles: Sequence[str],
+    objective: Objective,
+    engine: str,
+    console: Console,
+) -> tuple[dict[str, ServiceProcess], ServiceProcess]:
+    """Start the embedded model when a side uses it, one defender per profile and the attacker.
+
+    Returns the defenders by profile and the attacker, all ready. Raises
+    :class:`~arena.local_services.ServiceStartError` when one does not start.
+    """
+    env: dict[str, str] = {}
+    if settings.model_for("defender").embedded or settings.model_for("attacker").embedded:
+        model = services.start("model", extra_args=["--engine", engine])
+        with console.status("starting the embedded model server…"):
+            services.wait_ready(model, timeout_s=MODEL_READY_TIMEOUT_S)
+        env["ARENA_MODEL_BASE_URL"] = f"{model.url}/v1"
+    if objective.phrase:
+        env["ARENA_DEFENDER_PHRASE"] = objective.phrase
+    defenders = {
+        # One log file per defender: defender-naive.log, ...
+        p: services.start("defender", env={**env, "ARENA_DEFENDER_PROFILE": p}, name=f"defender-{p}")
+        for p in profiles
+    }
+    attacker = services.start("attacker", env=env)
+    with console.status("starting the agents…"):
+        for service in [*defenders.values(), attacker]:
+            services.wait_ready(service, timeout_s=AGENT_READY_TIMEOUT_S)
+    return defenders, attacker
+
+
+def experiment_spec(
+    *,
+    strategies: Sequence[str],
+    defenders: Mapping[str, str],
+    attacker_url: str,
+    objective: Objective,
+    judge: str,
+    repetitions: int,
+    max_turns: int,
+    seed: int,
+    match_timeout_s: float,
+) -> CampaignSpec:
+    """The campaign of an experiment: ``strategies`` (played at ``attacker_url``) x ``defenders``.
+
+    ``defenders`` maps each profile, its label in the reports, to its URL. Matches run one
+    at a time: the local model server answers one request at a time anyway.
+    """
+    try:
+        return CampaignSpec(
+            name=CAMPAIGN_NAME,
+            description=f"arena experiment: {', '.join(strategies)} against {', '.join(defenders)}",
+            attackers=[AttackerSpec(strategy=strategy, url=attacker_url) for strategy in strategies],
+            defenders=[DefenderSpec(name=profile, url=url) for profile, url in defenders.items()],
+            objectives=[_objective_spec(objective, judge)],
+            repetitions=repetitions,
+            max_turns=max_turns,
+            concurrency=1,
+            match_timeout_s=min(match_timeout_s, MAX_MATCH_TIMEOUT_S),
+            seed=seed,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        raise InvalidInputError(f"the experiment is not a valid campaign: {problems}") from exc
+
+
+def _objective_spec(objective: Objective, judge: str) -> ObjectiveSpec:
+    if objective.kind == "rubric":
+        return ObjectiveSpec(rubric=objective.rubric, pattern=objective.pattern, judge=judge)
+    return ObjectiveSpec(phrase=objective.phrase, pattern=objective.pattern, judge=judge)
+
+
+def write_results(
+    report: CampaignReport, out: Path, *, command: str, facts: Sequence[str], campaign_dir: Path
+) -> None:
+    """Write the Markdown page ``out`` and the JSON report beside it (``<out>.json``).
+
+    ``campaign_dir`` is where the campaign's own reports and transcripts were saved.
+    """
+    raw = out.with_suffix(".json")
+    notes = [
+        *READING_NOTES,
+        "",
+        f"Raw results: [{raw.name}]({raw.name}), the campaign's JSON report "
+        f"([schema](report-schema.json)); its transcripts stay where it ran, in `{campaign_dir}`.",
+    ]
+    page = render_markdown(
+        report,
+        title=TITLE,
+        command=command,
+        environment=f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
+        facts=facts,
+        notes=notes,
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    raw.write_text(render_json(report) + "\n", encoding="utf-8")
+
+
+def _model_facts(settings: ArenaSettings, engine: str) -> list[str]:
+    """The models the sides used, as the page states them."""
     defender_model = settings.model_for("defender").model_id
     attacker_model = settings.model_for("attacker").model_id
     if engine == "scripted":
-        defender_model = attacker_model = "scripted (deterministic test model: NOT a robustness measurement)"
-    lines = [
-        "# Strategies against defender profiles",
-        "",
-        f"Produced by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
-        f"({platform.system()} {platform.machine()}, Python {platform.python_version()}).",
-        "",
-        f"- Objective: {objective.label}; judge `{judge}`; up to {max_turns} turns per match; "
-        f"{repetitions} match(es) per cell, seeds `--seed` + 0..{repetitions - 1}"
-        + (
-            f" (partial: {repetitions} of the {planned_repetitions} planned repetitions completed)."
-            if planned_repetitions and planned_repetitions > repetitions
-            else "."
-        ),
-        f"- Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}.",
-        "- Attack success rate (ASR) = matches won / (won + defended), with a Wilson 95% interval and the",
-        "  median number of turns of the won matches. Errors and attacker refusals are neither a win",
-        "  nor a defence; they are counted in the second table.",
-        "",
-        "## Attack success rate",
-        "",
-        "| strategy | " + " | ".join(profiles) + " |",
-        "|---|" + "---|" * len(profiles),
-    ]
-    for strategy in strategies:
-        row = [by_key[(strategy, p)].summary() for p in profiles]
-        lines.append(f"| {strategy} | " + " | ".join(row) + " |")
-    lines += [
-        "",
-        "## Matches that were neither won nor defended",
-        "",
-        "| strategy | " + " | ".join(profiles) + " |",
-    ]
-    lines.append("|---|" + "---|" * len(profiles))
-    for strategy in strategies:
-        lines.append(f"| {strategy} | " + " | ".join(by_key[(strategy, p)].other() for p in profiles) + " |")
-    lines += [
-        "",
-        "## Reading these numbers",
-        "",
-        "The embedded SmolLM2-135M model plays both sides here. It follows instructions weakly, so",
-        "defender profiles that rely on instructions differ less than they would with a capable model,",
-        "and strategies that need the attacker model to write structured plans (crescendo, pair, tap,",
-        "goat) run mostly on their fallbacks; `agentic` needs tool calls that a 135M model cannot make.",
-        "The `guarded` profile's output guard is not a model and does not depend on model quality.",
-        "Rerun the command with hosted models (see the README) for numbers that say more about them.",
-        "",
-        f"Raw results: [{out.with_suffix('.json').name}]({out.with_suffix('.json').name}).",
-    ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    raw = [
-        {
-            "strategy": c.strategy,
-            "profile": c.profile,
-            "results": [r.model_dump(mode="json") for r in c.results],
-        }
-        for c in cells
-    ]
-    out.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
+        defender_model = attacker_model = SCRIPTED_MODEL
+    return [f"Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}."]
 
 
 def command_line(argv: Sequence[str]) -> str:
@@ -235,4 +239,12 @@ def current_argv() -> list[str]:
     return sys.argv[1:]
 
 
-__all__ = ["PROFILES", "Cell", "command_line", "current_argv", "run_experiment", "write_report"]
+__all__ = [
+    "CAMPAIGN_NAME",
+    "command_line",
+    "current_argv",
+    "experiment_spec",
+    "run_experiment",
+    "start_agents",
+    "write_results",
+]

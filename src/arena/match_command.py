@@ -11,7 +11,7 @@ from rich.markup import escape
 from arena.console_render import render_result, render_turn
 from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.match_models import MatchRequest, MatchResult, TurnRecord
 from arena_core.settings import ArenaSettings
 

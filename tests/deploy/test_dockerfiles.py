@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena_core.service_ports import ATTACKER_PORT, DEFENDER_PORT, MODEL_PORT, ORCHESTRATOR_PORT
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -37,12 +39,12 @@ class Service:
         return REPO / "services" / self.name / "Dockerfile"
 
 
-# The default ports of the console scripts (and of `arena serve`, docs/architecture.md).
+# The default ports of the console scripts and of `arena serve` (one place: arena_core.service_ports).
 SERVICES = [
-    Service("orchestrator", 8080),
-    Service("defender", 8081),
-    Service("attacker", 8082),
-    Service("model", 8090),
+    Service("orchestrator", ORCHESTRATOR_PORT),
+    Service("defender", DEFENDER_PORT),
+    Service("attacker", ATTACKER_PORT),
+    Service("model", MODEL_PORT),
 ]
 
 

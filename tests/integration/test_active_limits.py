@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.orchestrator_client import OrchestratorClient
 from arena_attacker.app import create_attacker_app
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import AttackerBusyError
 from arena_core.match_models import MatchRequest, MatchResult
 from arena_core.settings import ArenaSettings, load_settings

@@ -9,8 +9,8 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 
-from arena_core.a2a.attacker_client import play_remote_match
 from arena_core.a2a.card_validation import card_problems_v1
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import AgentCardError, InvalidInputError
 from arena_core.match_models import MatchRequest, MatchResult, TurnRecord
 from conftest import InProcessArena
@@ -206,7 +206,7 @@ async def test_attacker_url_without_card(arena: InProcessArena) -> None:
 
 
 async def test_agentic_attacker_model_refusal_is_reported_not_a_defence(arena: InProcessArena) -> None:
-    from arena_model import ScriptedRule
+    from arena_model.scripted_engine import ScriptedRule
 
     refusal = ScriptedRule("red team", "I'm sorry, but I can't help with that.")
     arena.add_model("attacker-model", rules=[refusal])

@@ -15,12 +15,11 @@ import httpx
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.egress_policy import EgressPolicy, IPAddress, parse_address
-from arena_core.errors import TargetError, TargetNotAllowedError, TargetProtocolError
+from arena_core.errors import TargetError, TargetNotAllowedError, TargetProtocolError, is_retryable_kind
 from arena_core.match_models import MatchRequest
-from arena_orchestrator.worker import RETRYABLE_RESULT_KINDS
 from conftest import InProcessArena
 
 pytestmark = pytest.mark.asyncio
@@ -204,4 +203,4 @@ async def test_a_wrapped_egress_refusal_surfaces_as_not_allowed_never_as_retryab
     assert "10.0.0.7 is not on the target allowlist" in str(caught.value)
     # How the orchestrator's worker tells retryable failures apart.
     assert not isinstance(caught.value, TargetError)
-    assert caught.value.kind == "target_not_allowed" not in RETRYABLE_RESULT_KINDS
+    assert caught.value.kind == "target_not_allowed" and not is_retryable_kind(caught.value.kind)

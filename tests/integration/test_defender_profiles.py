@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena_core.a2a import connect_target
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.conversation_store import InMemoryConversationStore
 from arena_core.errors import ConfigError
 from arena_core.match_models import MatchRequest, TurnRecord
@@ -14,7 +14,7 @@ from arena_defender.app import create_defender_app
 from arena_defender.defender_profile import PROFILE_NAMES
 from arena_defender.output_guard import SAFE_REPLIES, OutputGuard
 from arena_defender.prompts import HARDENED_EXAMPLES, render_system_prompt
-from arena_model import ScriptedRule
+from arena_model.scripted_engine import ScriptedRule
 from conftest import InProcessArena
 
 SAFE = SAFE_REPLIES[0]

@@ -14,7 +14,6 @@ import errno
 import json
 import re
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +27,7 @@ from starlette.routing import Route
 from arena_attacker.app import create_attacker_app
 from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import connect_target
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.a2a.egress_guard import EgressGuard, GuardedTransport, guarded_client
 from arena_core.egress_policy import EgressPolicy, IPAddress, parse_address
 from arena_core.errors import AgentCardError, TargetNotAllowedError
@@ -38,6 +37,7 @@ from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.match_player import RemoteAttackerPlayer
 from conftest import InProcessArena
 from support.asgi import HostRouter, client_for
+from support.campaign_runs import wait_for_campaign_async
 from support.cards import card_json
 from support.minimal_agent import create_minimal_app
 from support.uvicorn_server import bound_socket, serve_app
@@ -396,7 +396,9 @@ async def test_a_campaign_records_a_refused_defender_as_an_error_without_retryin
             "max_turns": 3,
         }
         created = (await arena.http.post("http://orchestrator/v1/campaigns", json=spec)).json()
-        progress = await _wait_final(arena.http, created["id"])
+        progress = await wait_for_campaign_async(
+            arena.http, f"http://orchestrator/v1/campaigns/{created['id']}", timeout_s=60
+        )
         matches = (await arena.http.get(f"http://orchestrator/v1/campaigns/{created['id']}/matches")).json()
     finally:
         app.state.worker.stop()
@@ -423,14 +425,3 @@ async def test_a_campaign_attacker_url_outside_the_allowlist_is_refused(listener
     with pytest.raises(TargetNotAllowedError, match=r"\(the attacker\): 127.0.0.2 is not on"):
         await player.play(job)
     assert listener.connections() == 0
-
-
-async def _wait_final(http: httpx.AsyncClient, campaign_id: str, timeout_s: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    progress: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        progress = (await http.get(f"http://orchestrator/v1/campaigns/{campaign_id}")).json()
-        if progress["finished"] and progress["running"] == 0:
-            return progress
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"campaign {campaign_id} not final after {timeout_s} s: {progress}")

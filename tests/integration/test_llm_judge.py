@@ -20,7 +20,7 @@ from arena_core.judges.llm_judge import CORRECTION, SYSTEM, judge_messages
 from arena_core.judges.scoring import PARTIAL_CEILING
 from arena_core.llm import ChatModel
 from arena_core.objective import Objective
-from arena_model import ScriptedRule
+from arena_model.scripted_engine import ScriptedRule
 from conftest import InProcessArena
 
 MODEL = "llamacpp:scripted"

@@ -14,7 +14,10 @@ import pytest
 import pytest_asyncio
 from starlette.applications import Starlette
 
-from arena_model import ChatEngine, ChatRequest, ChatResult, ScriptedEngine, create_app
+from arena_model.app import create_app
+from arena_model.engine import ChatEngine, ChatResult
+from arena_model.openai_models import ChatRequest
+from arena_model.scripted_engine import ScriptedEngine
 
 BASE_URL = "http://model"
 HELLO = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}]}

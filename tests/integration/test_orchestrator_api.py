@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,9 +13,10 @@ import pytest_asyncio
 from fastapi import FastAPI
 
 from arena_core.settings import load_settings
-from arena_model import ScriptedRule
+from arena_model.scripted_engine import ScriptedRule
 from arena_orchestrator.app import create_orchestrator_app
 from conftest import InProcessArena
+from support.campaign_runs import wait_for_campaign_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -61,14 +61,10 @@ async def orchestrator(arena: InProcessArena) -> AsyncIterator[tuple[FastAPI, ht
     await asyncio.wait_for(worker, 30)
 
 
-async def _wait_final(http: httpx.AsyncClient, campaign_id: str, timeout_s: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        progress = (await http.get(f"http://orchestrator/v1/campaigns/{campaign_id}")).json()
-        if progress["finished"] and progress["running"] == 0:
-            return progress
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"campaign {campaign_id} not final after {timeout_s} s: {progress}")
+async def _wait_final(http: httpx.AsyncClient, campaign_id: str) -> dict[str, Any]:
+    return await wait_for_campaign_async(
+        http, f"http://orchestrator/v1/campaigns/{campaign_id}", timeout_s=60
+    )
 
 
 async def test_a_campaign_runs_to_completion_with_every_match_once(

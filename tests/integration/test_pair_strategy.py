@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from arena_attacker.strategies.pair_strategy import fallback_prompt, read_candidate
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import InvalidInputError
 from arena_core.match_models import MatchRequest, MatchResult, TurnRecord
 from arena_core.objective import Objective
-from arena_model import ScriptedRule
+from arena_model.scripted_engine import ScriptedRule
 from conftest import InProcessArena
 
 pytestmark = pytest.mark.asyncio

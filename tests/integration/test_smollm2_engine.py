@@ -15,7 +15,10 @@ import httpx
 import pytest
 
 from arena_core.errors import ConfigError
-from arena_model import ChatRequest, LlamaCppEngine, create_app, find_smollm2_gguf
+from arena_model.app import create_app
+from arena_model.llama_cpp_engine import LlamaCppEngine
+from arena_model.openai_models import ChatRequest
+from arena_model.smollm2_gguf import find_smollm2_gguf
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 try:

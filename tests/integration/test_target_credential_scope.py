@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_attacker.match_runner import MatchRunner
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import InvalidInputError
 from arena_core.match_models import MatchRequest
 from arena_core.settings import load_settings

@@ -22,8 +22,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import TargetConversation, connect_target
-from arena_core.a2a.attacker_client import play_remote_match
-from arena_core.a2a.target_client import TargetCredentials
+from arena_core.a2a.client.attacker import play_remote_match
+from arena_core.a2a.client.credentials import TargetCredentials
 from arena_core.errors import AgentCardError, InvalidInputError, TargetError
 from arena_core.match_models import MatchRequest, MatchResult
 from arena_core.settings import load_settings

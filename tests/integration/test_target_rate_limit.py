@@ -28,12 +28,11 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena_attacker.match_runner import MatchRunner
-from arena_core.errors import exit_code_for_kind
+from arena_core.errors import TargetRateLimitedError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, MatchResult
 from arena_core.rate_limit import (
     RateLimit,
     RedisRateLimiter,
-    TargetRateLimitedError,
     rate_limit_key,
     target_origin,
 )

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a import TargetConversation, connect_target, target_client
+from arena_core.a2a import TargetConversation, connect_target
 from conftest import InProcessArena
 
 pytestmark = pytest.mark.asyncio
@@ -79,7 +79,7 @@ class _CancelRefusedOrStuck:
 async def test_a_target_that_refuses_or_ignores_the_cancel_does_not_hold_close(
     arena: InProcessArena, monkeypatch: pytest.MonkeyPatch, stuck: bool
 ) -> None:
-    monkeypatch.setattr(target_client, "RELEASE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("arena_core.a2a.client.target.RELEASE_TIMEOUT_S", 0.5)
     _defender(arena)
     wrapper = _CancelRefusedOrStuck(arena.apps["defender"], stuck=stuck)
     arena.add("defender", wrapper)

@@ -26,15 +26,15 @@ from a2a.client.transports.http_helpers import send_http_stream_request
 
 from arena_attacker.match_runner import MatchRunner
 from arena_core.a2a import connect_target
-from arena_core.a2a.attacker_client import play_remote_match, stream_limit_for
+from arena_core.a2a.client.attacker import play_remote_match, stream_limit_for
+from arena_core.a2a.client.card_resolver import MAX_CARD_BYTES
+from arena_core.a2a.client.response_limits import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError
+from arena_core.a2a.client.target_http_client import TargetHttpClient
 from arena_core.a2a.egress_guard import EgressGuard, guarded_client
-from arena_core.a2a.response_limits import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError
-from arena_core.a2a.target_client import MAX_CARD_BYTES, TargetHttpClient
 from arena_core.egress_policy import EgressPolicy
-from arena_core.errors import AgentCardError, TargetProtocolError
+from arena_core.errors import AgentCardError, TargetProtocolError, is_retryable_kind
 from arena_core.match_models import MAX_RECORDED_REPLY_BYTES, MatchRequest, MatchResult, Objective
 from arena_core.settings import load_settings
-from arena_orchestrator.worker import RETRYABLE_RESULT_KINDS
 from support.cards import card_json
 from support.minimal_agent import create_answering_app
 from support.uvicorn_server import bound_socket, serve_app, socket_url
@@ -202,7 +202,7 @@ def assert_too_large(result: MatchResult, url: str, limit: int = DEFAULT_MAX_RES
         f"target {url} sent more than {limit} bytes in one response (ARENA_TARGET_MAX_RESPONSE_BYTES)"
     )
     # A target that answers like this does it again: the orchestrator must not retry.
-    assert result.error_kind not in RETRYABLE_RESULT_KINDS
+    assert not is_retryable_kind(result.error_kind)
 
 
 # --- the agent card ------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ async def test_an_endless_card_is_cut_at_the_card_limit_and_ends_the_match() -> 
     assert result.error == (
         f"agent card at {target.url}/.well-known/agent-card.json is larger than {MAX_CARD_BYTES} bytes"
     )
-    assert result.error_kind not in RETRYABLE_RESULT_KINDS
+    assert not is_retryable_kind(result.error_kind)
     assert seconds < 10
     assert peak < 8 * MAX_CARD_BYTES, peak  # the card limit, not the 200 MB the target offered
     assert sent < SERVER_GIVES_UP_AT / 4, sent  # the attacker hung up, the target gave up writing

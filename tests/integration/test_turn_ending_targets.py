@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from arena_core.a2a import TargetConversation, connect_target
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.match_models import MatchRequest, TurnRecord
 from conftest import InProcessArena
 from support.turn_ending_agents import (

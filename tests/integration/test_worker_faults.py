@@ -39,7 +39,7 @@ from starlette.applications import Starlette
 
 from arena_attacker.app import attacker_card_spec
 from arena_core.a2a.agent_app import build_agent_card
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import TargetUnreachableError
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome

@@ -7,6 +7,11 @@ it the browser tests are skipped with :data:`SKIP_REASON`.
 Every page opened through :func:`open_page` records what a careful user would
 notice in the developer tools: console errors and warnings, uncaught page
 errors, requests that failed and HTTP error responses.
+
+Waits on a page's timers never sleep: a test installs Playwright's fake clock
+(``page.clock.install()``, before the page loads; time still flows naturally)
+and moves it on with :func:`requests_while_time_passes`, which fires every timer
+due at once.
 """
 
 from __future__ import annotations
@@ -133,6 +138,19 @@ def open_page(browser: Browser, *, width: int = 1400, height: int = 900) -> Iter
         context.close()
 
 
+def requests_while_time_passes(page: Page, log: PageLog, ms: int) -> list[str]:
+    """The requests (``"<method> <url>"``) the page starts while its clock jumps ``ms`` ahead.
+
+    Every timer due within ``ms`` fires before this returns (``page.clock.run_for``), and a
+    timer's ``fetch`` starts its request at once, so "nothing was requested" is known without
+    waiting in real time. The page's clock must have been installed before it loaded.
+    """
+    before = len(log.requests)
+    page.clock.run_for(ms)
+    page.evaluate("0")  # a round trip: the request events of those timers have reached the log
+    return log.requests[before:]
+
+
 __all__ = [
     "CHROMIUM_ARGS",
     "SKIP_REASON",
@@ -140,4 +158,5 @@ __all__ = [
     "find_chromium",
     "launch_chromium",
     "open_page",
+    "requests_while_time_passes",
 ]

@@ -12,10 +12,16 @@ fault test ends with: the campaign is finished and every match is recorded exact
 Its waits poll observable state; their timeouts (generous: the machine may be loaded) only
 guard against a hang, and a timeout says what never happened, the last state seen and
 whatever ``CampaignProbe.context`` adds (e.g. the services' logs).
+
+:func:`wait_for_campaign` (and :func:`wait_for_campaign_async`, for tests on an event loop) is
+the one "wait until the campaign is final" of the other tests: it polls any orchestrator's
+``GET /v1/campaigns/{id}`` through the test's own client until :func:`finished` (or another
+predicate) holds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
@@ -126,6 +132,51 @@ class StateUnavailable(Exception):  # noqa: N818 - mirrors the API's error kind
 def finished(progress: Progress) -> bool:
     """The campaign is final and nothing is running any more."""
     return bool(progress["finished"]) and progress["running"] == 0
+
+
+POLL_S = 0.05
+"""How often the waits below read a campaign's progress."""
+
+
+def _never(campaign_url: str, timeout_s: float, progress: Progress) -> AssertionError:
+    return AssertionError(f"{campaign_url} never got there within {timeout_s:g} s; last progress: {progress}")
+
+
+def wait_for_campaign(
+    client: httpx.Client,
+    campaign_url: str,
+    until: Callable[[Progress], bool] = finished,
+    *,
+    timeout_s: float = WAIT_S,
+) -> Progress:
+    """Poll ``GET campaign_url`` (``.../v1/campaigns/{id}``) until ``until(progress)``, by default
+    until the campaign is :func:`finished`; the timeout only guards against a hang."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        progress = dict(client.get(campaign_url).json())
+        if until(progress):
+            return progress
+        if time.monotonic() > deadline:
+            raise _never(campaign_url, timeout_s, progress)
+        time.sleep(POLL_S)
+
+
+async def wait_for_campaign_async(
+    client: httpx.AsyncClient,
+    campaign_url: str,
+    until: Callable[[Progress], bool] = finished,
+    *,
+    timeout_s: float = WAIT_S,
+) -> Progress:
+    """:func:`wait_for_campaign` for tests on an event loop (e.g. through ``httpx.ASGITransport``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        progress = dict((await client.get(campaign_url)).json())
+        if until(progress):
+            return progress
+        if time.monotonic() > deadline:
+            raise _never(campaign_url, timeout_s, progress)
+        await asyncio.sleep(POLL_S)
 
 
 @dataclass
@@ -250,4 +301,14 @@ class CampaignProbe:
         return summaries
 
 
-__all__ = ["WAIT_S", "CampaignProbe", "StateUnavailable", "campaign_spec", "finished", "start_service"]
+__all__ = [
+    "POLL_S",
+    "WAIT_S",
+    "CampaignProbe",
+    "StateUnavailable",
+    "campaign_spec",
+    "finished",
+    "start_service",
+    "wait_for_campaign",
+    "wait_for_campaign_async",
+]

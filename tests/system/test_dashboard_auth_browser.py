@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +29,14 @@ from playwright.sync_api import Browser, Page, Request, Route, expect
 from arena.local_services import free_port
 from arena_core.settings import load_settings
 from arena_orchestrator.app import create_orchestrator_app
-from support.browser import SKIP_REASON, PageLog, find_chromium, launch_chromium, open_page
+from support.browser import (
+    SKIP_REASON,
+    PageLog,
+    find_chromium,
+    launch_chromium,
+    open_page,
+    requests_while_time_passes,
+)
 from support.processes import wait_until_ready
 
 pytestmark = pytest.mark.system
@@ -40,6 +46,8 @@ READ = "dashboard-read-token-0123456789abcdef"
 WRONG = "dashboard-wrong-token-0123456789abcdef"
 TOKEN_KEY = "arena.apiToken"
 EN_DASH = "\u2013"
+POLL_MS = 1_500
+"""The dashboard's polling period for a campaign that is not final (``POLL_MS`` in dashboard.js)."""
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>\"'><svg onload=alert(3)>"
 
 NO_TOKEN_MESSAGE = "Unauthorized: this endpoint needs an 'Authorization: Bearer' token"
@@ -160,6 +168,7 @@ def test_sign_in_with_a_token_kept_in_session_storage_only(
     tab, log = page
     sent: list[Request] = []
     tab.on("request", lambda request: sent.append(request) if "/v1/" in request.url else None)
+    tab.clock.install()
     tab.goto(f"{orchestrator.url}/dashboard")
 
     # No token: the sign-in panel with the server's message, and no polling behind it.
@@ -176,8 +185,8 @@ def test_sign_in_with_a_token_kept_in_session_storage_only(
     expect(tab.get_by_test_id("live")).to_be_hidden()
     asked = len(_api_requests(log))
     assert asked == 1
-    time.sleep(3.5)  # more than two polling periods
-    assert len(_api_requests(log)) == asked, "the page polled behind the sign-in panel"
+    later = requests_while_time_passes(tab, log, 3_500)  # more than two polling periods
+    assert [r for r in later if "/v1/" in r] == [], "the page polled behind the sign-in panel"
 
     # A malformed token is never sent.
     for malformed in ("too-short", "has spaces inside 0123456789", "x" * 513, "semi;colon-0123456789abcdef"):
@@ -241,6 +250,7 @@ def test_a_read_only_token_follows_campaigns_but_cannot_cancel(
 ) -> None:
     tab, log = page
     campaign_id = orchestrator.campaigns["second-run"]
+    tab.clock.install()
     tab.goto(f"{orchestrator.url}/dashboard#/campaigns/{campaign_id}")
     _sign_in(tab, READ)
     expect(tab.get_by_test_id("campaign-name")).to_have_text("second-run")
@@ -254,7 +264,11 @@ def test_a_read_only_token_follows_campaigns_but_cannot_cancel(
     expect(banner).to_contain_text("This token is read-only: it can follow campaigns but cannot cancel them.")
     expect(cancel).to_be_hidden()
     expect(tab.get_by_test_id("live")).to_be_visible()  # still following the campaign
-    time.sleep(3.5)  # polls succeed meanwhile; the message stays
+    # Polls succeed meanwhile and the message stays. A poll is timed only once the one before has been
+    # handled, so by the third poll's request the first two have been shown.
+    for _ in range(3):
+        with tab.expect_request(lambda request: request.url.endswith(f"/v1/campaigns/{campaign_id}")):
+            tab.clock.run_for(POLL_MS)
     expect(banner).to_contain_text("read-only")
     expect(cancel).to_be_hidden()
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,7 +43,14 @@ from arena_orchestrator.campaign_models import (
     OutcomeCounts,
 )
 from arena_orchestrator.dashboard import CONTENT_SECURITY_POLICY, dashboard_routes
-from support.browser import SKIP_REASON, PageLog, find_chromium, launch_chromium, open_page
+from support.browser import (
+    SKIP_REASON,
+    PageLog,
+    find_chromium,
+    launch_chromium,
+    open_page,
+    requests_while_time_passes,
+)
 from support.processes import wait_until_ready
 
 pytestmark = pytest.mark.system
@@ -517,6 +523,7 @@ def test_dashboard_follows_a_running_campaign_and_stops_polling_when_final(
     base_url: str, canned: CannedApi, page: tuple[Page, PageLog]
 ) -> None:
     tab, log = page
+    tab.clock.install()
     tab.goto(f"{base_url}/dashboard#/campaigns/{LIVE}")
     expect(tab.get_by_test_id("campaign-name")).to_have_text("live-run")
     expect(tab.get_by_test_id("live")).to_be_visible()
@@ -531,8 +538,11 @@ def test_dashboard_follows_a_running_campaign_and_stops_polling_when_final(
     expect(tab.get_by_test_id("live")).to_be_hidden()
     polls_at_final = canned.live_polls
     assert polls_at_final >= canned.live_total_per_cell
-    time.sleep(4.0)  # more than two polling periods (1.5 s)
-    assert canned.live_polls == polls_at_final, "the page kept polling a finished campaign"
+    later = requests_while_time_passes(tab, log, 4_000)  # more than two polling periods (1.5 s)
+    assert [r for r in later if f"/v1/campaigns/{LIVE}" in r] == [], (
+        "the page kept polling a finished campaign"
+    )
+    assert canned.live_polls == polls_at_final
     assert log.problems() == []
 
 

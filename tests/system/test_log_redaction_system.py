@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.local_services import LocalServices, ServiceProcess
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.match_models import MatchRequest
 from support.processes import clean_env
 

@@ -13,8 +13,10 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ import yaml
 
 from arena.local_services import LocalServices, ServiceProcess
 from arena_core.redis_state.keys import RedisKeys
+from support.campaign_runs import finished, wait_for_campaign
 from support.processes import clean_env, run_arena
 from support.redis_server import RedisServer
 
@@ -151,19 +154,11 @@ def _progress(url: str, campaign_id: str) -> dict[str, Any]:
     return dict(httpx.get(f"{url}/v1/campaigns/{campaign_id}", timeout=10).json())
 
 
-def _wait(url: str, campaign_id: str, predicate: Any, timeout_s: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    progress: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        progress = _progress(url, campaign_id)
-        if predicate(progress):
-            return progress
-        time.sleep(0.1)
-    raise AssertionError(f"campaign {campaign_id} never got there: {progress}")
-
-
-def _final(progress: dict[str, Any]) -> bool:
-    return bool(progress["finished"]) and progress["running"] == 0
+def _wait(
+    url: str, campaign_id: str, until: Callable[[dict[str, Any]], bool], timeout_s: float = 120
+) -> dict[str, Any]:
+    with httpx.Client(timeout=10) as client:
+        return wait_for_campaign(client, f"{url}/v1/campaigns/{campaign_id}", until, timeout_s=timeout_s)
 
 
 def _assert_each_match_once(orchestrators: Orchestrators, url: str, campaign_id: str, total: int) -> None:
@@ -235,7 +230,7 @@ def test_two_orchestrators_share_a_campaign_and_survive_a_sigkill(
     _wait(second.url, campaign_id, first_is_playing_a_long_match)
     os.killpg(first.process.pid, signal.SIGKILL)
     first.process.wait()
-    _wait(second.url, campaign_id, _final)
+    _wait(second.url, campaign_id, finished)
     _assert_each_match_once(orchestrators, second.url, campaign_id, 20)
     records = orchestrators.results(campaign_id).values()
     workers = {r["worker"] for r in records}
@@ -265,7 +260,7 @@ def test_the_only_orchestrator_restarted_mid_campaign_resumes_and_finishes(
     os.killpg(orchestrator.process.pid, signal.SIGKILL)
     orchestrator.process.wait()
     restarted = orchestrators.start("orchestrator", port=port)
-    _wait(restarted.url, created["id"], _final)
+    _wait(restarted.url, created["id"], finished)
     _assert_each_match_once(orchestrators, restarted.url, created["id"], 20)
 
 
@@ -275,7 +270,7 @@ def test_cancel_stops_queued_and_running_matches(orchestrators: Orchestrators, a
     _wait(orchestrator.url, created["id"], lambda p: p["running"] > 0)
     response = httpx.post(f"{orchestrator.url}/v1/campaigns/{created['id']}/cancel")
     assert response.status_code == 200 and response.json()["status"] == "canceled"
-    final = _wait(orchestrator.url, created["id"], _final, timeout_s=60)
+    final = _wait(orchestrator.url, created["id"], finished, timeout_s=60)
     assert final["status"] == "canceled"
     assert final["done"] == 100
     counts = final["counts"]
@@ -331,6 +326,55 @@ def test_in_process_campaigns_gate_ci_with_fail_above(agents: Agents, tmp_path: 
     assert junit.read_text().count("<failure") == 1
     unknown = run_arena(["report", "c-0123456789abcdef"], env=env, cwd=tmp_path)
     assert unknown.returncode == 2 and "no saved report" in unknown.stderr
+
+
+def test_an_interrupted_in_process_campaign_keeps_the_matches_played(agents: Agents, tmp_path: Path) -> None:
+    """Ctrl-C cancels an in-process campaign, and its reports hold the matches played."""
+    spec = tmp_path / "long.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "long",
+                "attackers": [{"strategy": "playbook"}],
+                "defenders": [{"name": "refusing", "url": agents.refusing}],
+                "repetitions": 20,
+                "max_turns": 4,
+                "concurrency": 1,
+            }
+        )
+    )
+    out = tmp_path / "reports"
+    log = tmp_path / "cli.log"
+    with log.open("w") as stderr:
+        # Debug logging: the in-process attacker's requests are logged, read below to see matches played.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena", "campaign", "run", str(spec), "--out", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(ARENA_LOG_LEVEL="debug"),
+        )
+        try:
+            deadline = time.monotonic() + 120
+            # Two matches of four turns each: at least one match is recorded by then.
+            while log.read_text(errors="replace").count(f"HTTP Request: POST {agents.refusing}") < 9:
+                assert process.poll() is None, "the campaign ended before it was interrupted"
+                assert time.monotonic() < deadline, "no match was played"
+                time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            output, _ = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130, output + log.read_text(errors="replace")[-3000:]
+    assert "interrupted: the campaign was canceled" in log.read_text(errors="replace")
+    report = json.loads((out / "report.json").read_text())
+    assert report["progress"]["status"] == "canceled"
+    counts = report["progress"]["counts"]
+    assert 1 <= counts["defended"] < 20
+    assert (out / "report.html").is_file() and (out / "junit.xml").is_file()
+    assert len(list((out / "matches").glob("*/transcript.md"))) >= counts["defended"]
 
 
 @pytest.mark.parametrize(

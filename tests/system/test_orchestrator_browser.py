@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from arena.local_services import LocalServices
 from support.browser import SKIP_REASON, PageLog, find_chromium, launch_chromium, open_page
+from support.campaign_runs import wait_for_campaign
 from support.processes import clean_env
 
 pytestmark = pytest.mark.system
@@ -84,17 +84,6 @@ def _spec(obeying: str, refusing: str) -> str:
     )
 
 
-def _wait_final(client: httpx.Client, campaign_id: str, timeout_s: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    progress: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        progress = client.get(f"/v1/campaigns/{campaign_id}").json()
-        if progress["finished"] is True and progress["running"] == 0:
-            return progress
-        time.sleep(0.1)
-    raise AssertionError(f"campaign {campaign_id} did not finish: {progress}")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if find_chromium() is None:
@@ -141,7 +130,7 @@ def played(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             )
             assert created.status_code == 201, created.text
             campaign_id = created.json()["id"]
-            progress = _wait_final(client, campaign_id)
+            progress = wait_for_campaign(client, f"/v1/campaigns/{campaign_id}", timeout_s=60)
             listed = client.get(f"/v1/campaigns/{campaign_id}/matches", params={"limit": 1000}).json()
             matches = sorted(listed["matches"], key=lambda m: m["index"])
             records = {}
@@ -329,6 +318,33 @@ def test_html_report_with_fail_above_marks_the_obeying_defender(
     _expect_report_numbers(tab, played)
     expect(tab.get_by_test_id(f"verdict-{OBEYING}")).to_have_text("FAIL")
     expect(tab.get_by_test_id(f"verdict-{REFUSING}")).to_have_text("PASS")
+    assert log.problems() == []
+
+
+def _match_numbers(tab: Page, played: Played, *, repetition_column: int) -> dict[str, tuple[str, str]]:
+    """Match id -> (the number shown in its row's first column, the repetition shown)."""
+    shown = {}
+    for match in played.matches:
+        columns = tab.get_by_test_id(f"match-{match['match_id']}").locator("td")
+        shown[match["match_id"]] = (columns.nth(0).inner_text(), columns.nth(repetition_column).inner_text())
+    return shown
+
+
+def test_the_dashboard_and_the_html_report_number_matches_alike(
+    played: Played, page: tuple[Page, PageLog]
+) -> None:
+    tab, log = page
+    tab.goto(f"{played.url}/dashboard#/campaigns/{played.campaign_id}")
+    expect(tab.get_by_test_id("matches").locator("tbody tr")).to_have_count(len(played.matches))
+    dashboard = _match_numbers(tab, played, repetition_column=4)
+    _open_report(tab, f"{played.url}/v1/campaigns/{played.campaign_id}/report?format=html")
+    assert _match_numbers(tab, played, repetition_column=2) == dashboard
+    # For people, from 1: the API's 0-based index and repetition, plus one.
+    assert dashboard == {
+        m["match_id"]: (str(m["index"] + 1), str(m["repetition"] + 1)) for m in played.matches
+    }
+    assert sorted(int(number) for number, _ in dashboard.values()) == list(range(1, TOTAL + 1))
+    assert {repetition for _, repetition in dashboard.values()} == {str(r + 1) for r in range(REPETITIONS)}
     assert log.problems() == []
 
 

@@ -2,6 +2,8 @@
 
 Started as the Dockerfiles and compose.yaml start them; bad input ends with one line and a
 non-zero exit code, never a traceback. tests/system/test_compose_topology.py runs them for real.
+``arena serve <name>`` runs the same runner (``arena_<name>.main.RUNNER``), so it refuses the same
+settings; the other system tests start every service that way.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ SERVICES = ("defender", "attacker", "orchestrator", "model")
 
 
 def run(service: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_command([str(BIN / f"arena-{service}"), *args], **env)
+
+
+def run_command(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / f"arena-{service}"), *args],
+        argv,
         capture_output=True,
         text=True,
         check=False,
@@ -53,4 +59,12 @@ def test_bad_settings_are_refused_by_name(service: str) -> None:
     assert done.returncode == 2, done.stderr
     expected = f"arena-{service}: error: invalid settings: ARENA_HISTORY_MAX_MESSAGES"
     assert done.stderr.strip().startswith(expected)
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_arena_serve_refuses_bad_settings_by_name_too(service: str) -> None:
+    done = run_command([sys.executable, "-m", "arena", "serve", service], ARENA_HISTORY_MAX_MESSAGES="many")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().startswith("error: invalid settings: ARENA_HISTORY_MAX_MESSAGES")
     assert "Traceback" not in done.stderr

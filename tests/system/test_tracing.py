@@ -9,15 +9,14 @@ Stream, so the campaign's trace context crosses the queue too.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from arena.local_services import LocalServices
+from support.campaign_runs import wait_for_campaign
 from support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from support.processes import clean_env
 from support.redis_server import RedisServer
@@ -42,17 +41,6 @@ def _otel(receiver: OtlpReceiver, protocol: str) -> dict[str, str]:
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "OTEL_METRIC_EXPORT_INTERVAL": "500",
     }
-
-
-def _wait_finished(url: str, campaign_id: str, timeout_s: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    progress: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        progress = httpx.get(f"{url}/v1/campaigns/{campaign_id}", timeout=10).json()
-        if progress["finished"] and progress["running"] == 0:
-            return progress
-        time.sleep(0.1)
-    raise AssertionError(f"campaign not finished: {progress}")
 
 
 def _complete(received: list[ReceivedSpan], trace_id: str) -> bool:
@@ -112,7 +100,8 @@ def test_a_match_is_one_trace_from_the_orchestrator_to_the_model(
             "max_turns": 2,
         }
         created = httpx.post(f"{orchestrator.url}/v1/campaigns", json=spec, timeout=10).json()
-        _wait_finished(orchestrator.url, created["id"])
+        with httpx.Client(timeout=10) as client:
+            wait_for_campaign(client, f"{orchestrator.url}/v1/campaigns/{created['id']}", timeout_s=90)
         matches = httpx.get(f"{orchestrator.url}/v1/campaigns/{created['id']}/matches").json()["matches"]
         [summary] = matches
         record = httpx.get(f"{orchestrator.url}/v1/matches/{summary['match_id']}").json()

@@ -15,13 +15,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-import arena_model
-from arena_core.errors import ArenaError, TargetUnreachableError
-from arena_core.llm.agent_loop import AgentLoop, Tool, ToolInputError, ToolResult
+from arena_core.errors import ArenaError, TargetUnreachableError, ToolInputError
+from arena_core.llm.agent_loop import AgentLoop, Tool, ToolResult
 from arena_core.llm.chat_model import ChatModel, ChatReply, Message, ToolCall
 from arena_core.llm.usage import TokenUsage
 from arena_core.settings import ModelConfig
-from arena_model.scripted_engine import DEFAULT_TOOL_TEXT
+from arena_model.app import create_app
+from arena_model.scripted_engine import DEFAULT_TOOL_TEXT, ScriptedEngine
 
 SPEAK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -57,7 +57,7 @@ class Wire:
 
 @pytest_asyncio.fixture
 async def wire() -> AsyncIterator[Wire]:
-    app = arena_model.create_app(arena_model.ScriptedEngine(mode="echo"))
+    app = create_app(ScriptedEngine(mode="echo"))
     transport = RecordingTransport(app)
     http = httpx.AsyncClient(transport=transport)
     config = ModelConfig(

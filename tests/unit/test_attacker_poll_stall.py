@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from a2a.types.a2a_pb2 import GetTaskRequest, Task, TaskState
 
-from arena_core.a2a import attacker_client
+from arena_core.a2a.client import attacker
 from arena_core.errors import TargetUnreachableError
 
 
@@ -40,12 +40,12 @@ class FrozenTaskClient:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(attacker_client, "POLL_INTERVAL_S", 0.001)
-    monkeypatch.setattr(attacker_client, "STALL_LIMIT_S", 0.05)
+    monkeypatch.setattr(attacker, "POLL_INTERVAL_S", 0.001)
+    monkeypatch.setattr(attacker, "STALL_LIMIT_S", 0.05)
 
 
 def _follower() -> Any:
-    follower = attacker_client._Follower(None)
+    follower = attacker._Follower(None)
     follower.task_id = "t1"
     return follower
 
@@ -53,16 +53,16 @@ def _follower() -> Any:
 def test_a_task_that_stops_moving_is_canceled_and_retryable(fast: None) -> None:
     client = FrozenTaskClient()
     with pytest.raises(TargetUnreachableError, match="no progress"):
-        asyncio.run(attacker_client._poll_to_end(client, _follower(), "http://attacker"))  # type: ignore[arg-type]
+        asyncio.run(attacker._poll_to_end(client, _follower(), "http://attacker"))  # type: ignore[arg-type]
     assert client.canceled == ["t1"]
 
 
 def test_a_task_whose_heartbeat_moves_is_followed_to_its_end(
     fast: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(attacker_client, "STALL_LIMIT_S", 10.0)
+    monkeypatch.setattr(attacker, "STALL_LIMIT_S", 10.0)
     client = FrozenTaskClient(moving=5)
     follower = _follower()
-    asyncio.run(attacker_client._poll_to_end(client, follower, "http://attacker"))  # type: ignore[arg-type]
+    asyncio.run(attacker._poll_to_end(client, follower, "http://attacker"))  # type: ignore[arg-type]
     assert follower.finished
     assert client.canceled == []

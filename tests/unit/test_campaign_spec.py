@@ -15,13 +15,12 @@ from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.spec_loader import (
     MAX_CAMPAIGN_BYTES,
-    MAX_DEPTH,
     CampaignSpecError,
-    SourceLines,
-    SpecProblem,
     load_campaign_spec,
     parse_campaign_object,
 )
+from arena_orchestrator.spec_problem import SpecProblem
+from arena_orchestrator.spec_source import MAX_DEPTH, SourceLines
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "campaign.yaml"
 

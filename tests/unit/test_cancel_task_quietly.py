@@ -9,8 +9,8 @@ from typing import Any, cast
 import pytest
 from a2a.client import Client
 
-from arena_core.a2a.attacker_client import _cancel_quietly
-from arena_core.a2a.target_client import cancel_task_quietly
+from arena_core.a2a.client.attacker import _cancel_quietly
+from arena_core.a2a.client.cancel import cancel_task_quietly
 
 pytestmark = pytest.mark.asyncio
 
@@ -36,7 +36,7 @@ def _client(agent: _Agent) -> Client:
 
 async def test_a_refusal_is_only_logged_redacted(caplog: pytest.LogCaptureFixture) -> None:
     agent = _Agent("refuse")
-    with caplog.at_level(logging.DEBUG, logger="arena_core.a2a.target_client"):
+    with caplog.at_level(logging.DEBUG, logger="arena_core.a2a.client.cancel"):
         await cancel_task_quietly(
             _client(agent), "t-1", who="target http://t", redact=lambda text: text.replace("secret", "[x]")
         )
@@ -59,7 +59,7 @@ async def test_a_cancel_of_the_caller_propagates() -> None:
 
 
 async def test_the_attacker_cancel_gives_up_after_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("arena_core.a2a.attacker_client.CANCEL_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("arena_core.a2a.client.attacker.CANCEL_TIMEOUT_S", 0.05)
     agent = _Agent("hang")
     await asyncio.wait_for(_cancel_quietly(_client(agent), "t-3", "http://attacker"), 5)
     assert agent.asked == ["t-3"]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from arena_core.a2a.card_validation import card_problems_v1
-from arena_core.a2a.target_client import card_url_for, choose_interface, parse_card
+from arena_core.a2a.client.card_resolver import card_url_for, choose_interface, parse_card
 from arena_core.errors import AgentCardError
 
 SOURCE = "http://agent.example/.well-known/agent-card.json"

@@ -1,4 +1,4 @@
-"""The error hierarchy: every kind maps to one exit code, and kinds never collide."""
+"""The error hierarchy: every kind maps to one exit code and one retry decision; kinds never collide."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import pytest
 # Imported for their side effect: they define ArenaError subclasses outside errors.py,
 # and exit_code_for_kind must know those kinds too.
 import arena.local_services
-import arena_core.llm.agent_loop
-import arena_core.redis_state
 from arena_core.errors import (
     AgentCardError,
     ArenaError,
@@ -19,15 +17,25 @@ from arena_core.errors import (
     ModelError,
     ModelRequestError,
     ModelUnavailableError,
+    StateUnavailableError,
     TargetAuthError,
     TargetError,
     TargetNotAllowedError,
     TargetProtocolError,
+    TargetRateLimitedError,
     TargetUnavailableError,
     TargetUnreachableError,
+    ToolInputError,
     UnknownJudgeError,
     UnknownStrategyError,
     exit_code_for_kind,
+    is_retryable_kind,
+)
+from arena_orchestrator.errors import (
+    BuiltinAttackerMissingError,
+    CampaignTooLargeError,
+    NotFoundError,
+    TooManyCampaignsError,
 )
 
 KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
@@ -43,14 +51,15 @@ KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
     (TargetProtocolError, "target_protocol_error", 3),
     (TargetAuthError, "target_unauthorized", 3),
     (AttackerBusyError, "attacker_busy", 3),
+    (TargetRateLimitedError, "rate_limited", 3),
     (TargetNotAllowedError, "target_not_allowed", 2),
     (AttackerInactiveError, "attacker_inactive", 4),
     (ModelError, "model_error", 4),
     (ModelUnavailableError, "model_unavailable", 4),
     (ModelRequestError, "model_request_error", 4),
-    (arena_core.llm.agent_loop.ToolInputError, "tool_input_error", 1),
+    (ToolInputError, "tool_input_error", 1),
     (arena.local_services.ServiceStartError, "service_start_failed", 5),
-    (arena_core.redis_state.StateUnavailableError, "state_unavailable", 6),
+    (StateUnavailableError, "state_unavailable", 6),
 ]
 
 
@@ -112,3 +121,65 @@ def test_message_is_kept_and_is_the_string() -> None:
     assert error.message == "target http://x is not reachable"
     assert str(error) == "target http://x is not reachable"
     assert isinstance(error, TargetError)
+
+
+# --- retryable ------------------------------------------------------------------------------------
+
+RETRYABLE: list[tuple[type[ArenaError], bool]] = [
+    (ArenaError, False),
+    (ConfigError, False),
+    (InvalidInputError, False),
+    (UnknownStrategyError, False),
+    (UnknownJudgeError, False),
+    # A target's card, protocol or credentials stay wrong until someone fixes them...
+    (TargetError, False),
+    (AgentCardError, False),
+    (TargetProtocolError, False),
+    (TargetAuthError, False),
+    # ...while nothing answering, a busy, unavailable or rate-limited peer may pass.
+    (TargetUnreachableError, True),
+    (TargetUnavailableError, True),
+    (AttackerBusyError, True),
+    (TargetRateLimitedError, True),
+    (TargetNotAllowedError, False),
+    (AttackerInactiveError, False),
+    (ModelError, False),
+    (ModelUnavailableError, True),
+    (ModelRequestError, False),
+    (StateUnavailableError, True),
+    (ToolInputError, False),
+    (arena.local_services.ServiceStartError, False),
+    (NotFoundError, False),
+    (TooManyCampaignsError, False),
+    (CampaignTooLargeError, False),
+    (BuiltinAttackerMissingError, False),
+]
+
+
+@pytest.mark.parametrize(("error_class", "retryable"), RETRYABLE, ids=[row[0].kind for row in RETRYABLE])
+def test_retryable_for_each_class(error_class: type[ArenaError], retryable: bool) -> None:
+    assert error_class.retryable is retryable
+    # A result that crossed a process boundary carries only the kind: it is judged the same.
+    assert is_retryable_kind(error_class.kind) is retryable
+
+
+def test_the_retryable_kinds_are_exactly_the_transient_failures() -> None:
+    # What the campaign worker retried before retryable existed: keep it so.
+    assert {cls.kind for cls, retryable in RETRYABLE if retryable} == {
+        "target_unreachable",
+        "target_unavailable",
+        "model_unavailable",
+        "state_unavailable",
+        "rate_limited",
+        "attacker_busy",
+    }
+
+
+@pytest.mark.parametrize("kind", ["no_such_kind", "", "TARGET_UNREACHABLE", None])
+def test_an_unknown_kind_is_not_retryable(kind: str | None) -> None:
+    assert is_retryable_kind(kind) is False
+
+
+def test_retryable_table_covers_every_class_of_the_errors_module() -> None:
+    own = {cls for cls in _all_subclasses(ArenaError) if cls.__module__ == "arena_core.errors"}
+    assert own | {ArenaError} <= {row[0] for row in RETRYABLE}

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from arena_core.errors import ConfigError
-from arena_model import LlamaCppEngine, find_smollm2_gguf
 from arena_model.context_window import PER_MESSAGE_OVERHEAD, fit_to_context
-from arena_model.llama_cpp_engine import _as_llama_messages
+from arena_model.llama_cpp_engine import LlamaCppEngine, _as_llama_messages
 from arena_model.openai_models import ChatRequest
 from arena_model.server import build_engine
-from arena_model.smollm2_gguf import SMOLLM2_GGUF_NAME
+from arena_model.smollm2_gguf import SMOLLM2_GGUF_NAME, find_smollm2_gguf
 
 
 def _fake_distribution(root: Path, *, with_file: bool) -> Path:

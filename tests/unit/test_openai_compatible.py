@@ -27,7 +27,6 @@ from aiohttp import test_utils, web
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-import arena_model
 from arena_core.errors import ConfigError, ModelRequestError, ModelUnavailableError
 from arena_core.llm.chat_model import (
     ChatModel,
@@ -46,7 +45,8 @@ from arena_core.llm.openai_compatible import (
 )
 from arena_core.llm.usage import TokenUsage
 from arena_core.settings import ModelConfig
-from arena_model.scripted_engine import DEFAULT_TOOL_TEXT
+from arena_model.app import create_app
+from arena_model.scripted_engine import DEFAULT_TOOL_TEXT, ScriptedEngine
 
 MODEL_ID = "llamacpp:tiny-model"
 BASE = "http://llm.test/v1"
@@ -302,7 +302,7 @@ class ScriptedWire:
     """The scripted model app behind an httpx client; keeps each request body."""
 
     def __init__(self) -> None:
-        self._inner = httpx.ASGITransport(app=arena_model.create_app(arena_model.ScriptedEngine(mode="echo")))
+        self._inner = httpx.ASGITransport(app=create_app(ScriptedEngine(mode="echo")))
         self.bodies: list[dict[str, Any]] = []
         self.http = httpx.AsyncClient(transport=httpx.MockTransport(self._handle))
 

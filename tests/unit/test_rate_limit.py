@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from arena_core.errors import ConfigError, TargetError, exit_code_for_kind
+from arena_core.errors import ConfigError, TargetError, TargetRateLimitedError, exit_code_for_kind
 from arena_core.rate_limit import (
     LocalRateLimiter,
     RateLimit,
     RedisRateLimiter,
-    TargetRateLimitedError,
     create_target_rate_limiter,
     current_deadline,
     deadline_scope,

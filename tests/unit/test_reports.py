@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jsonschema
 import pytest
 import xmlschema
 
@@ -246,7 +247,6 @@ def test_committed_schema_is_current() -> None:
 
 
 def test_report_validates_against_its_schema() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(render_json(make_report(fail_above=0.5))), report_json_schema())
 
 
@@ -385,7 +385,7 @@ def test_junit_system_out_breaks_down_per_attacker_and_lists_errors() -> None:
     assert "playbook (strategy playbook): 66.7% (2/3;" in out
     assert "slow-burn (strategy crescendo): 100.0% (1/1;" in out
     assert "won 1, defended 0, refused 0, error 1, canceled 1, skipped 0" in out
-    assert "match m-0004 (#4, attacker slow-burn, repetition 1): timeout: ReadTimeout" in out
+    assert "match m-0004 (#5, attacker slow-burn, repetition 2): timeout: ReadTimeout" in out
 
 
 def test_junit_pair_with_only_errors_is_an_error() -> None:

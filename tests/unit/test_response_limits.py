@@ -1,4 +1,4 @@
-"""The response size limit (arena_core/a2a/response_limits.py) and the bounds on what is recorded.
+"""The response size limit (arena_core/a2a/client/response_limits.py) and the bounds on what is recorded.
 
 Responses come from an httpx.MockTransport standing in for the network; the real sockets are
 in tests/integration/test_target_response_limits.py.
@@ -15,7 +15,7 @@ import httpx
 import pytest
 from a2a.client import A2AClientError
 
-from arena_core.a2a.response_limits import (
+from arena_core.a2a.client.response_limits import (
     ACCEPT_ENCODING,
     LimitedStream,
     ResponseRefusedError,

@@ -255,7 +255,7 @@ def _call(call_id: str) -> dict[str, Any]:
 
 
 def test_rules_answer_first_and_substitute() -> None:
-    from arena_model import ScriptedRule
+    from arena_model.scripted_engine import ScriptedRule
 
     engine = ScriptedEngine(
         rules=[
@@ -277,7 +277,7 @@ def test_rules_answer_first_and_substitute() -> None:
 
 
 def test_rules_file_errors_are_config_errors(tmp_path: Path) -> None:
-    from arena_model import ScriptedRule, load_rules
+    from arena_model.scripted_engine import ScriptedRule, load_rules
 
     good = tmp_path / "rules.json"
     good.write_text('[{"pattern": "a", "reply": "b"}]')

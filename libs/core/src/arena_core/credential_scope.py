@@ -9,7 +9,8 @@ target's agent card cannot move the token to an interface on another origin.
 Format: ``NAME=origin origin;NAME2=origin``. ``NAME`` is the token's suffix (``PROD`` for
 ``ARENA_TARGET_TOKEN_PROD``) or the whole variable name; an origin is
 ``scheme://host[:port]`` (http or https, no path, query or user info; the default port may
-be left out). Origins compare as (scheme, lower-case host, port).
+be left out). Origins compare as :class:`~arena_core.origin.Origin` does: (scheme, lower-case
+host, port).
 """
 
 from __future__ import annotations
@@ -19,30 +20,21 @@ from collections.abc import Mapping
 
 import httpx
 
-TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"  # noqa: S105 - a variable-name prefix, not a secret
-Origin = tuple[str, str, int]
-"""(scheme, lower-case host, port): what two URLs must share to be the same origin."""
+from arena_core.origin import Origin
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+TARGET_TOKEN_PREFIX = "ARENA_TARGET_TOKEN_"  # noqa: S105 - a variable-name prefix, not a secret
 _NAME = re.compile(r"^[A-Z0-9_]{1,64}$")
 
 
 def origin_of(url: httpx.URL | str) -> Origin | None:
-    """The origin of an http(s) ``url``; None for other schemes or no host."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        return None
-    scheme = parsed.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parsed.host:
-        return None
-    return scheme, parsed.host.lower(), parsed.port or _DEFAULT_PORTS[scheme]
+    """The origin a token scope compares: that of an http(s) ``url``; None for other schemes,
+    no host, or text that is no URL (such a URL is no token's origin)."""
+    return Origin.of_web(url)
 
 
-def display(origin: Origin) -> str:
-    """``scheme://host:port`` for messages."""
-    scheme, host, port = origin
-    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+def display(origin: tuple[str, str, int]) -> str:
+    """``scheme://host:port`` for messages (any origin-like triple, e.g. from settings)."""
+    return str(Origin(*origin))
 
 
 def parse_credential_origins(text: str | None) -> dict[str, frozenset[Origin]]:
@@ -99,4 +91,4 @@ def unscoped(tokens: Mapping[str, object], scopes: Mapping[str, frozenset[Origin
     return sorted(name for name in tokens if name not in scopes)
 
 
-__all__ = ["TARGET_TOKEN_PREFIX", "Origin", "display", "origin_of", "parse_credential_origins", "unscoped"]
+__all__ = ["TARGET_TOKEN_PREFIX", "display", "origin_of", "parse_credential_origins", "unscoped"]

@@ -249,16 +249,9 @@ class EgressPolicy:
         """False when ``host`` is refused whatever it resolves to (so it need not be resolved)."""
         return parse_address(host) is not None or self.name_allowed(host) or bool(self.networks)
 
-    def blocked_by(self, address: IPAddress) -> tuple[IPNetwork, str] | None:
-        """The deny-list range refusing ``address``, or None (not in it, or explicitly allowed).
-
-        For an IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo), the
-        range may be the IPv4 range its IPv4 address is in.
-        """
-        block = self._block(address)
-        return None if block is None else (block.network, block.why)
-
     def _block(self, address: IPAddress) -> _Block | None:
+        """The deny-list range refusing ``address``, or None (not in it, or explicitly allowed);
+        for an IPv6 address embedding an IPv4 one (NAT64, 6to4, Teredo), maybe the IPv4 range."""
         address = normalise_address(address)
         block = self._listed_block(address)
         if block is not None:

@@ -3,7 +3,9 @@
 Every error the arena raises on purpose derives from :class:`ArenaError`. Each
 subclass carries the three codes a boundary needs, so that the CLI (exit code),
 HTTP handlers (status) and A2A task failures (a ``kind`` string shown to the
-client) never invent their own mapping.
+client) never invent their own mapping, and whether another try may succeed
+(``retryable``), so that no caller keeps its own list of transient failures.
+How long to wait before that try is :class:`arena_core.retry.Backoff`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ class ArenaError(Exception):
     kind: ClassVar[str] = "arena_error"
     http_status: ClassVar[int] = 500
     exit_code: ClassVar[int] = 1
+    retryable: ClassVar[bool] = False
+    """True when the failure is transient: nothing is wrong with the request, and the same
+    request may succeed later (nothing answered, the peer was busy, unavailable or rate
+    limited). Results that crossed a process boundary are judged by :func:`is_retryable_kind`."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -55,7 +61,11 @@ class UnknownJudgeError(InvalidInputError):
 
 
 class TargetError(ArenaError):
-    """The target agent could not be used for a match."""
+    """The target agent could not be used for a match.
+
+    Not retryable as such (a card, a protocol or credentials stay wrong until someone fixes
+    them); the subclasses for a target that did not answer, or not yet, are.
+    """
 
     kind = "target_error"
     http_status = 502
@@ -66,6 +76,7 @@ class TargetUnreachableError(TargetError):
     """Nothing answered at the target address (DNS, refused, timeout)."""
 
     kind = "target_unreachable"
+    retryable = True
 
 
 class TargetUnavailableError(TargetError):
@@ -73,6 +84,7 @@ class TargetUnavailableError(TargetError):
     its state store). Worth another try later; never a defence."""
 
     kind = "target_unavailable"
+    retryable = True
 
 
 class AttackerBusyError(TargetError):
@@ -81,6 +93,7 @@ class AttackerBusyError(TargetError):
     a defence."""
 
     kind = "attacker_busy"
+    retryable = True
     http_status = 503
 
 
@@ -100,6 +113,19 @@ class TargetAuthError(TargetError):
     """The target refused the attacker's credentials, or wants some (HTTP 401/403)."""
 
     kind = "target_unauthorized"
+
+
+class TargetRateLimitedError(TargetError):
+    """A request to a target would break its rate limit.
+
+    The arena's own limit (``ARENA_TARGET_RATE_LIMIT``) had no slot before the
+    request's deadline, or the target answered 429 Too Many Requests and the
+    wait it asked for did not fit (or the one retry got 429 again). Nothing is
+    wrong with the match: worth another try later, never a defence.
+    """
+
+    kind = "rate_limited"
+    retryable = True
 
 
 class TargetNotAllowedError(ArenaError):
@@ -134,12 +160,31 @@ class ModelUnavailableError(ModelError):
     """The model server could not be reached or kept failing with 5xx/429."""
 
     kind = "model_unavailable"
+    retryable = True
 
 
 class ModelRequestError(ModelError):
     """The model rejected the request (bad id, missing key, bad parameters)."""
 
     kind = "model_request_error"
+
+
+class StateUnavailableError(ArenaError):
+    """Redis (the shared state) could not be reached or failed a command."""
+
+    kind = "state_unavailable"
+    http_status = 503
+    exit_code = 6
+    retryable = True
+
+
+class ToolInputError(ArenaError):
+    """Raised by a tool handler when the model's arguments are unusable.
+
+    The message goes back to the model verbatim.
+    """
+
+    kind = "tool_input_error"
 
 
 def _all_subclasses(cls: type[ArenaError]) -> list[type[ArenaError]]:
@@ -150,17 +195,29 @@ def _all_subclasses(cls: type[ArenaError]) -> list[type[ArenaError]]:
     return found
 
 
+def _class_of_kind(kind: str | None) -> type[ArenaError] | None:
+    """The class that defines ``kind`` (a parent before the children inheriting its kind)."""
+    classes: list[type[ArenaError]] = [ArenaError, *_all_subclasses(ArenaError)]
+    return next((cls for cls in classes if cls.kind == kind), None)
+
+
 def exit_code_for_kind(kind: str | None) -> int:
     """The CLI exit code of an error known only by its ``kind`` string.
 
     Results that crossed a process boundary carry the kind, not the class.
     Unknown kinds map to 1.
     """
-    classes: list[type[ArenaError]] = [ArenaError, *_all_subclasses(ArenaError)]
-    for cls in classes:
-        if cls.kind == kind:
-            return cls.exit_code
-    return 1
+    cls = _class_of_kind(kind)
+    return 1 if cls is None else cls.exit_code
+
+
+def is_retryable_kind(kind: str | None) -> bool:
+    """``retryable`` of the error known only by its ``kind`` string (a result's ``error_kind``).
+
+    Unknown kinds are not retryable: only a failure known to be transient is worth another try.
+    """
+    cls = _class_of_kind(kind)
+    return cls is not None and cls.retryable
 
 
 __all__ = [
@@ -173,13 +230,17 @@ __all__ = [
     "ModelError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "StateUnavailableError",
     "TargetAuthError",
     "TargetError",
     "TargetNotAllowedError",
     "TargetProtocolError",
+    "TargetRateLimitedError",
     "TargetUnavailableError",
     "TargetUnreachableError",
+    "ToolInputError",
     "UnknownJudgeError",
     "UnknownStrategyError",
     "exit_code_for_kind",
+    "is_retryable_kind",
 ]

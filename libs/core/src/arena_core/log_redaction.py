@@ -3,7 +3,7 @@
 Libraries log what they see: at DEBUG, a2a-sdk's server logs the incoming request's call
 context, ``Authorization: Bearer <token>`` included, and an exception chain can quote a
 header. :class:`RedactCredentials`, installed on the root handlers by
-:func:`~arena_core.service_main.configure_logging`, rewrites each record's message and
+:func:`~arena_core.service_runner.configure_logging`, rewrites each record's message and
 exception text before any handler formats it: a bearer token, and the value of an
 ``Authorization`` header or field, become ``[redacted]``.
 """

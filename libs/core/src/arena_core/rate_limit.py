@@ -2,9 +2,9 @@
 
 Every HTTP request the attacker sends to a target (the card fetch, each A2A
 message, a retry after a 429) first takes a slot from the limiter of the
-request's *origin* (``scheme://host:port``), at ``ARENA_TARGET_RATE_LIMIT``
-requests per second with bursts of ``ARENA_TARGET_RATE_BURST``. ``0`` turns the
-limit off.
+request's *origin* (:class:`~arena_core.origin.Origin`, ``scheme://host:port``),
+at ``ARENA_TARGET_RATE_LIMIT`` requests per second with bursts of
+``ARENA_TARGET_RATE_BURST``. ``0`` turns the limit off.
 
 The algorithm is GCRA (the generic cell rate algorithm, a token bucket kept as
 one number per origin): the *theoretical arrival time* ``tat`` of the next
@@ -14,8 +14,8 @@ interval`` ahead of ``now``, so over any time span ``t`` no more than ``burst +
 rate * t`` requests start. A request that must wait *reserves* its slot at once
 and sleeps until it is due, so waiters go out in order and nobody polls. A wait
 longer than what is left before the request's own deadline is not reserved: the
-request fails with :class:`TargetRateLimitedError` (kind ``rate_limited``,
-worth another try later, never a defence).
+request fails with :class:`~arena_core.errors.TargetRateLimitedError` (kind
+``rate_limited``, retryable: worth another try later, never a defence).
 
 Two implementations:
 
@@ -53,7 +53,8 @@ import httpx
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from arena_core.errors import TargetError
+from arena_core.errors import TargetRateLimitedError
+from arena_core.origin import Origin
 
 if TYPE_CHECKING:
     from arena_core.redis_state.keys import RedisKeys
@@ -71,19 +72,6 @@ REDIS_RETRY_S = 5.0
 """After a Redis failure, how long the in-process fallback is used before Redis is tried again."""
 
 _EPSILON_S = 1e-6
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class TargetRateLimitedError(TargetError):
-    """A request to a target would break its rate limit.
-
-    The arena's own limit (``ARENA_TARGET_RATE_LIMIT``) had no slot before the
-    request's deadline, or the target answered 429 Too Many Requests and the
-    wait it asked for did not fit (or the one retry got 429 again). Nothing is
-    wrong with the match: worth another try later, never a defence.
-    """
-
-    kind = "rate_limited"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +110,9 @@ class RateLimit:
 
 
 def target_origin(url: httpx.URL | str) -> str:
-    """``scheme://host:port`` of ``url`` (default port filled in): what a limit is counted per."""
-    parsed = httpx.URL(url)
-    host = parsed.host
-    shown = f"[{host}]" if ":" in host else host
-    port = parsed.port or _DEFAULT_PORTS.get(parsed.scheme)
-    return f"{parsed.scheme}://{shown}" + (f":{port}" if port else "")
+    """``scheme://host:port`` of ``url`` (default port filled in): what a limit is counted per,
+    and the key part of :func:`rate_limit_key`."""
+    return str(Origin.of(url))
 
 
 def retry_after_s(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -451,7 +436,6 @@ __all__ = [
     "RateLimiter",
     "RedisRateLimiter",
     "Reservation",
-    "TargetRateLimitedError",
     "create_target_rate_limiter",
     "current_deadline",
     "deadline_scope",

@@ -15,15 +15,17 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from arena_core.credential_scope import TARGET_TOKEN_PREFIX, Origin, parse_credential_origins
+from arena_core.credential_scope import TARGET_TOKEN_PREFIX, parse_credential_origins
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
 from arena_core.http_auth import ApiTokens, parse_tokens
+from arena_core.origin import Origin
+from arena_core.service_ports import MODEL_PORT
 
 EMBEDDED_MODEL_ID = "llamacpp:smollm2-135m-instruct"
 """The any-llm id both sides use when no hosted model is configured."""
 
-EMBEDDED_MODEL_BASE_URL = "http://127.0.0.1:8090/v1"
+EMBEDDED_MODEL_BASE_URL = f"http://127.0.0.1:{MODEL_PORT}/v1"
 """Where ``arena serve model`` listens by default."""
 
 DEFAULT_PHRASE = "I Give Up"
@@ -124,7 +126,7 @@ class ArenaSettings(BaseSettings):
     target_rate_limit: float = Field(default=10.0, ge=0, le=10_000)
     target_rate_burst: int = Field(default=10, ge=1, le=10_000)
     # Bytes the attacker reads from a target in one HTTP response at most (its card, a reply, or
-    # one turn's event stream); more fails the match (arena_core/a2a/response_limits.py).
+    # one turn's event stream); more fails the match (arena_core/a2a/client/response_limits.py).
     target_max_response_bytes: int = Field(default=4_000_000, ge=10_000, le=1_000_000_000)
     # Which origins each ARENA_TARGET_TOKEN_<NAME> may be sent to:
     # "NAME=origin origin;NAME2=origin" (parsed by target_credential_scopes()).

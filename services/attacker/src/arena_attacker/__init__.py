@@ -1,6 +1,6 @@
-"""The arena attacker service (an A2A server). Run it with `arena serve attacker`."""
+"""The arena attacker service (an A2A server).
 
-from arena_attacker.app import create_attacker_app
-from arena_attacker.server import DEFAULT_PORT, serve_attacker
-
-__all__ = ["DEFAULT_PORT", "create_attacker_app", "serve_attacker"]
+Run it with ``arena serve attacker`` or ``arena-attacker`` (:mod:`arena_attacker.main`); build its app
+with :func:`arena_attacker.app.create_attacker_app`. This module imports nothing: the submodules pull
+in a2a-sdk, which an entry point loads only after telemetry is set up.
+"""

@@ -18,7 +18,7 @@ While a match runs, the task also gets a bare ``working`` status every
 :data:`HEARTBEAT_S` seconds: a client following the task by polling (its stream
 broke, e.g. the replica serving it died) sees the status timestamp move while
 the match lives, and a task whose attacker was killed stops moving
-(:data:`arena_core.a2a.attacker_client.STALL_LIMIT_S`).
+(:data:`arena_core.a2a.client.attacker.STALL_LIMIT_S`).
 
 One process plays at most ``max_active_matches`` matches at once
 (``ARENA_ATTACKER_MAX_ACTIVE_MATCHES``). A valid request beyond that fails its task at
@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 
-from a2a.helpers import new_data_part, new_task_from_user_message
+from a2a.helpers import new_data_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
@@ -44,6 +44,7 @@ from arena_attacker.match_request_input import is_structured, read_match_request
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.plain_text_request import UnclearRequestError
 from arena_attacker.request_help import help_parts
+from arena_core.a2a.task_opening import open_task
 from arena_core.errors import ArenaError, AttackerBusyError, InvalidInputError
 from arena_core.match_models import (
     MATCH_RESULT_MEDIA_TYPE,
@@ -96,19 +97,11 @@ class AttackerExecutor(AgentExecutor):
         self._max_active = max_active_matches
         self._active = 0
 
-    @property
-    def active_matches(self) -> int:
-        """Matches being played now."""
-        return self._active
-
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        message = context.message
-        task_id, context_id = context.task_id, context.context_id
-        if message is None or task_id is None or context_id is None:
+        opened = await open_task(context, event_queue)
+        if opened is None:
             return
-        if context.current_task is None:
-            await event_queue.enqueue_event(new_task_from_user_message(message))
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        message, updater = opened
         try:
             request = read_match_request(message)
             self._runner.validate(request)
@@ -132,7 +125,7 @@ class AttackerExecutor(AgentExecutor):
         # Taken and given back without an await in between checks: one event loop, no lock needed.
         self._active += 1
         try:
-            await self._play(request, updater, task_id)
+            await self._play(request, updater, updater.task_id)
         finally:
             self._active -= 1
 

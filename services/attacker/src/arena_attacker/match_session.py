@@ -121,11 +121,6 @@ class MatchSession:
         """True when no further turn may be played."""
         return self.won or self.turns_left <= 0
 
-    @property
-    def in_conversation(self) -> bool:
-        """True when the main conversation has a context on the target."""
-        return self._main.started
-
     def conversation(self, label: str | None = None) -> Conversation:
         """A new, independent conversation (its first send opens a new context)."""
         return Conversation(self, label)

@@ -1,25 +1,23 @@
-"""Entry point of ``arena serve attacker``."""
+"""The attacker's server: ``serve_attacker`` (run by :mod:`arena_attacker.main`)."""
 
 from __future__ import annotations
 
 from arena_attacker.app import create_attacker_app
-from arena_core.http_auth import warn_if_open
-from arena_core.http_server import public_url_for, run_app
+from arena_core.a2a.agent_app import serve_agent
+from arena_core.service_ports import ATTACKER_PORT
 from arena_core.settings import ArenaSettings
 
-DEFAULT_PORT = 8082
+DEFAULT_PORT = ATTACKER_PORT
 
 
 def serve_attacker(settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
     """Serve the attacker until interrupted."""
-    warn_if_open(settings.accepted_tokens(), host, "attacker")
-    public_url = public_url_for(host, port, settings.public_url)
-    run_app(
-        create_attacker_app(settings, public_url=public_url),
+    serve_agent(
+        settings,
+        lambda public_url: create_attacker_app(settings, public_url=public_url),
+        role="attacker",
         host=host,
         port=port,
-        log_level=settings.log_level,
-        shutdown_grace_s=settings.shutdown_grace_s,
     )
 
 

@@ -1,22 +1,11 @@
-"""The arena defender service (an A2A server). Run it with `arena serve defender`.
+"""The arena defender service (an A2A server).
 
 A defender is a helpful assistant with one rule, never to say the forbidden
 phrase. How hard it defends is its profile (``ARENA_DEFENDER_PROFILE``):
 ``naive``, ``hardened`` (the default) or ``guarded`` (hardened plus the
-non-LLM :class:`OutputGuard`); see :mod:`arena_defender.defender_profile`.
+non-LLM :class:`~arena_defender.output_guard.OutputGuard`); see :mod:`arena_defender.defender_profile`.
+
+Run it with ``arena serve defender`` or ``arena-defender`` (:mod:`arena_defender.main`); build its app
+with :func:`arena_defender.app.create_defender_app`. This module imports nothing: the submodules pull
+in a2a-sdk, which an entry point loads only after telemetry is set up.
 """
-
-from arena_defender.app import create_defender_app
-from arena_defender.defender_profile import PROFILE_NAMES, DefenderProfile
-from arena_defender.output_guard import GuardDecision, OutputGuard
-from arena_defender.server import DEFAULT_PORT, serve_defender
-
-__all__ = [
-    "DEFAULT_PORT",
-    "PROFILE_NAMES",
-    "DefenderProfile",
-    "GuardDecision",
-    "OutputGuard",
-    "create_defender_app",
-    "serve_defender",
-]

@@ -38,7 +38,6 @@ import json
 import logging
 from typing import Literal
 
-from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
@@ -46,6 +45,7 @@ from a2a.types.a2a_pb2 import Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.trace import Span
 
+from arena_core.a2a.task_opening import open_task
 from arena_core.conversation_store import ConversationStore
 from arena_core.errors import ArenaError
 from arena_core.telemetry import attributes as attrs
@@ -109,14 +109,10 @@ class DefenderExecutor(AgentExecutor):
         self._turn_mode = turn_mode
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        message = context.message
-        task_id, context_id = context.task_id, context.context_id
-        if message is None or task_id is None or context_id is None:
-            # The SDK always fills these for message/send; guard anyway.
+        opened = await open_task(context, event_queue)
+        if opened is None:
             return
-        if context.current_task is None:
-            await event_queue.enqueue_event(new_task_from_user_message(message))
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        message, updater = opened
         text = message_text(message).strip()
         if not text:
             await updater.failed(_agent_text(updater, "The message has no text to answer."))
@@ -131,11 +127,11 @@ class DefenderExecutor(AgentExecutor):
             attributes={
                 attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_INVOKE_AGENT,
                 attrs.GEN_AI_AGENT_NAME: "arena-defender",
-                attrs.GEN_AI_CONVERSATION_ID: context_id,
+                attrs.GEN_AI_CONVERSATION_ID: updater.context_id,
                 attrs.ARENA_PROFILE: self._profile,
             },
         ) as span:
-            await self._answer(updater, context_id, text, span)
+            await self._answer(updater, updater.context_id, text, span)
 
     async def _answer(self, updater: TaskUpdater, context_id: str, text: str, span: Span) -> None:
         user = {"role": "user", "content": text}

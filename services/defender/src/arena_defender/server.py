@@ -1,25 +1,23 @@
-"""Entry point of ``arena serve defender``."""
+"""The defender's server: ``serve_defender`` (run by :mod:`arena_defender.main`)."""
 
 from __future__ import annotations
 
-from arena_core.http_auth import warn_if_open
-from arena_core.http_server import public_url_for, run_app
+from arena_core.a2a.agent_app import serve_agent
+from arena_core.service_ports import DEFENDER_PORT
 from arena_core.settings import ArenaSettings
 from arena_defender.app import create_defender_app
 
-DEFAULT_PORT = 8081
+DEFAULT_PORT = DEFENDER_PORT
 
 
 def serve_defender(settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
     """Serve the defender until interrupted."""
-    warn_if_open(settings.accepted_tokens(), host, "defender")
-    public_url = public_url_for(host, port, settings.public_url)
-    run_app(
-        create_defender_app(settings, public_url=public_url),
+    serve_agent(
+        settings,
+        lambda public_url: create_defender_app(settings, public_url=public_url),
+        role="defender",
         host=host,
         port=port,
-        log_level=settings.log_level,
-        shutdown_grace_s=settings.shutdown_grace_s,
     )
 
 

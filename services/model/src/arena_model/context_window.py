@@ -33,7 +33,9 @@ class TokenCounter(Protocol):
         ...
 
 
-class _Tokenizer(Protocol):
+class LlamaTokenizer(Protocol):
+    """The tokenizer part of ``llama_cpp.Llama``."""
+
     def tokenize(self, text: bytes, add_bos: bool = ..., special: bool = ...) -> list[int]: ...
 
     def detokenize(
@@ -48,7 +50,7 @@ class LlamaTokenCounter:
     """:class:`TokenCounter` backed by a ``llama_cpp.Llama`` (call it only
     while holding the engine's lock: the model is not thread-safe)."""
 
-    def __init__(self, llama: _Tokenizer) -> None:
+    def __init__(self, llama: LlamaTokenizer) -> None:
         self._llama = llama
 
     def _tokens(self, text: str) -> list[int]:
@@ -128,6 +130,7 @@ __all__ = [
     "PER_MESSAGE_OVERHEAD",
     "TEMPLATE_OVERHEAD",
     "LlamaTokenCounter",
+    "LlamaTokenizer",
     "TokenCounter",
     "fit_to_context",
 ]

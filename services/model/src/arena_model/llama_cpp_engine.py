@@ -32,7 +32,7 @@ from types import ModuleType
 from typing import Any, Final, Protocol
 
 from arena_core.errors import ConfigError, InvalidInputError, ModelError
-from arena_model.context_window import LlamaTokenCounter, fit_to_context
+from arena_model.context_window import LlamaTokenCounter, LlamaTokenizer, fit_to_context
 from arena_model.engine import ChatEngine, ChatResult
 from arena_model.openai_models import ChatMessage, ChatRequest, FinishReason
 from arena_model.smollm2_gguf import find_smollm2_gguf
@@ -47,7 +47,7 @@ _MIN_N_CTX: Final = 128
 _PARAMS_SWAP_LOCK: Final = threading.Lock()
 
 
-class _Llama(Protocol):
+class _Llama(LlamaTokenizer, Protocol):
     """The part of ``llama_cpp.Llama`` this engine uses (typed locally so the
     module imports and type-checks without llama-cpp-python installed)."""
 
@@ -61,15 +61,6 @@ class _Llama(Protocol):
         seed: int | None,
         stop: list[str],
     ) -> Any: ...
-
-    def tokenize(self, text: bytes, add_bos: bool = ..., special: bool = ...) -> list[int]: ...
-
-    def detokenize(
-        self,
-        tokens: list[int],
-        prev_tokens: list[int] | None = ...,
-        special: bool = ...,
-    ) -> bytes: ...
 
     def close(self) -> None: ...
 

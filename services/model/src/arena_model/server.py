@@ -1,4 +1,4 @@
-"""Running the model server as a process (``arena serve model``).
+"""Running the model server as a process (run by :mod:`arena_model.main`).
 
 The llama model is loaded before uvicorn starts listening, so once the port
 accepts connections ``/readyz`` is already true and the first request does
@@ -9,10 +9,12 @@ created with protocol 0 loses TCP_NODELAY; see ARCHITECTURE.md).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Final
 
 from arena_core.errors import ConfigError
 from arena_core.http_server import run_app
+from arena_core.service_ports import MODEL_PORT
 from arena_core.settings import ArenaSettings
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
@@ -20,6 +22,8 @@ from arena_model.llama_cpp_engine import LlamaCppEngine
 from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine, load_rules
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = MODEL_PORT
 
 ENGINES: Final[tuple[str, ...]] = ("llama", "scripted")
 LOG_LEVELS: Final[tuple[str, ...]] = (
@@ -60,41 +64,40 @@ def build_engine(
     raise ConfigError(f"Unknown model engine {engine!r}; choose one of: {', '.join(ENGINES)}.")
 
 
-def serve_model_with_settings(settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = 8090) -> None:
+def serve_model_with_settings(
+    settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT
+) -> None:
     """Serve the model configured by the ``ARENA_MODEL_*`` settings (see :func:`serve_model`)."""
     serve_model(
-        engine=settings.model_engine,
+        lambda: build_engine(
+            settings.model_engine,
+            gguf_path=settings.model_gguf,
+            n_ctx=settings.model_n_ctx,
+            n_threads=settings.model_threads,
+            scripted_mode=settings.model_scripted_mode,
+            latency_ms=settings.model_latency_ms,
+            scripted_rules=settings.model_scripted_rules,
+        ),
         host=host,
         port=port,
-        gguf_path=settings.model_gguf,
-        n_ctx=settings.model_n_ctx,
-        n_threads=settings.model_threads,
-        scripted_mode=settings.model_scripted_mode,
-        latency_ms=settings.model_latency_ms,
-        scripted_rules=settings.model_scripted_rules,
         log_level=settings.log_level,
     )
 
 
 def serve_model(
+    make_engine: Callable[[], ChatEngine],
     *,
-    engine: str = "llama",
     host: str = "127.0.0.1",
-    port: int = 8090,
-    gguf_path: str | None = None,
-    n_ctx: int = 2048,
-    n_threads: int | None = None,
-    scripted_mode: str = "echo",
-    latency_ms: float = 0.0,
-    scripted_rules: str | None = None,
+    port: int = DEFAULT_PORT,
     log_level: str = "info",
 ) -> None:
     """Serve the OpenAI-compatible model API until the process is stopped.
 
-    Blocks until SIGTERM/SIGINT, then stops gracefully and closes the engine.
-    With the llama engine, prints one line naming the model file, then loads
-    it before listening. Access logs are written only at the ``debug`` level,
-    to keep per-request console work out of the hot path.
+    ``make_engine`` is called once the server's own settings are checked (e.g.
+    :func:`build_engine`). Blocks until SIGTERM/SIGINT, then stops gracefully and
+    closes the engine. With the llama engine, prints one line naming the model
+    file, then loads it before listening. Access logs are written only at the
+    ``debug`` level, to keep per-request console work out of the hot path.
 
     Raises:
         ConfigError: invalid engine, scripted mode, port, log level or model
@@ -104,15 +107,7 @@ def serve_model(
         raise ConfigError(f"Unknown log level {log_level!r}; choose one of: {', '.join(LOG_LEVELS)}.")
     if not 0 <= port <= 65535:
         raise ConfigError(f"port must be between 0 and 65535, got {port}.")
-    chat_engine = build_engine(
-        engine,
-        gguf_path=gguf_path,
-        n_ctx=n_ctx,
-        n_threads=n_threads,
-        scripted_mode=scripted_mode,
-        latency_ms=latency_ms,
-        scripted_rules=scripted_rules,
-    )
+    chat_engine = make_engine()
     try:
         if isinstance(chat_engine, LlamaCppEngine):
             # An operator-facing start-up line on stdout, before logging is configured.
@@ -130,4 +125,11 @@ def serve_model(
         logger.info("model engine closed")
 
 
-__all__ = ["ENGINES", "LOG_LEVELS", "build_engine", "serve_model", "serve_model_with_settings"]
+__all__ = [
+    "DEFAULT_PORT",
+    "ENGINES",
+    "LOG_LEVELS",
+    "build_engine",
+    "serve_model",
+    "serve_model_with_settings",
+]

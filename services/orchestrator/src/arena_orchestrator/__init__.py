@@ -1,6 +1,6 @@
-"""A2A Arena orchestrator: campaigns, the match queue, workers, reports and the dashboard."""
+"""A2A Arena orchestrator: campaigns, the match queue, workers, reports and the dashboard.
 
-from arena_orchestrator.app import create_orchestrator_app
-from arena_orchestrator.server import DEFAULT_PORT, serve_orchestrator
-
-__all__ = ["DEFAULT_PORT", "create_orchestrator_app", "serve_orchestrator"]
+Run it with ``arena serve orchestrator`` or ``arena-orchestrator`` (:mod:`arena_orchestrator.main`);
+build its app with :func:`arena_orchestrator.app.create_orchestrator_app`. This module imports
+nothing: the submodules pull in a2a-sdk, which an entry point loads only after telemetry is set up.
+"""

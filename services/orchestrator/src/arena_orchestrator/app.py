@@ -19,10 +19,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
 
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ArenaError
-from arena_core.http_auth import BearerAuth
+from arena_core.http_auth import ApiTokens, BearerAuth
 from arena_core.http_limits import BodySizeLimit
 from arena_core.redis_state import RedisClients, RedisConfig, redacted
 from arena_core.settings import ArenaSettings
@@ -176,6 +177,7 @@ def create_orchestrator_app(
             await queue.close()
             await store.close()
 
+    tokens = settings.accepted_tokens()
     app = FastAPI(
         title="A2A Arena orchestrator",
         version=VERSION,
@@ -183,6 +185,7 @@ def create_orchestrator_app(
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        middleware=_middleware(settings, tokens),
     )
     app.state.service = service
     app.state.worker = worker
@@ -232,25 +235,26 @@ def create_orchestrator_app(
 
     app.include_router(build_api_router(service, max_spec_bytes=settings.orchestrator_max_spec_bytes))
     app.router.routes.extend(dashboard_routes())
-    tokens = settings.accepted_tokens()
     app.openapi = lambda: _openapi(app, bearer_auth=tokens.enabled)  # type: ignore[method-assign]
-    # A body over ARENA_MAX_REQUEST_BYTES gets 413 before the API reads it; a spec is also held
-    # to ARENA_ORCHESTRATOR_MAX_SPEC_BYTES (413 from the API), so the smaller limit applies to specs.
-    app.add_middleware(
-        BodySizeLimit,
-        max_bytes=settings.max_request_bytes,
-        error_body_for=_limit_error_body,
-    )
-    if tokens.enabled:
+    return app
+
+
+def _middleware(settings: ArenaSettings, tokens: ApiTokens) -> list[Middleware]:
+    """The orchestrator's middleware, outermost first."""
+    auth = [
         # Outside the size limit: a request without a valid token is refused before its body is read.
-        app.add_middleware(
+        Middleware(
             BearerAuth,
             tokens=tokens,
             public_paths=PUBLIC_PATHS,
             public_prefixes=PUBLIC_PREFIXES,
             error_body=_auth_error_body,
         )
-    return app
+    ]
+    # A body over ARENA_MAX_REQUEST_BYTES gets 413 before the API reads it; a spec is also held
+    # to ARENA_ORCHESTRATOR_MAX_SPEC_BYTES (413 from the API), so the smaller limit applies to specs.
+    size = Middleware(BodySizeLimit, max_bytes=settings.max_request_bytes, error_body_for=_limit_error_body)
+    return [*(auth if tokens.enabled else []), size]
 
 
 def _limit_error_body(message: str, status: int) -> dict[str, Any]:

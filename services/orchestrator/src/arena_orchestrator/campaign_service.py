@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from arena_core.redis_state import StateUnavailableError
+from arena_core.errors import StateUnavailableError
 from arena_core.settings import ArenaSettings
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import jaeger_trace_url, tracer

@@ -7,6 +7,13 @@ that can be checked without asking another service is checked: URLs, names,
 ranges, strategy and judge names, judge/objective combinations. Strategy
 *parameters* are checked by the attacker that plays the match (the CLI checks
 them before submitting, since it ships the built-in attacker).
+
+Every error says where it is without words to parse: a field validator's error is
+at its field (pydantic's ``loc``); a model validator that finds a problem in one of
+the model's values raises a :class:`~pydantic_core.PydanticCustomError` whose
+``ctx[FIELD_PATH]`` is that value's path under the model, such as
+``("defenders", 1, "name")``. The loader points at the deepest part of
+``loc + ctx[FIELD_PATH]`` that the document holds.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from arena_core.errors import ArenaError
 from arena_core.judges import get_judge
@@ -27,6 +35,17 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 """Names of attackers, defenders and objectives: they appear in reports, JUnit and URLs."""
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+FIELD_PATH = "field_path"
+"""The ``ctx`` key of a model validator's error naming the value it is about, under the model."""
+
+
+def _error_at(path: tuple[str | int, ...], kind: str, template: str, **ctx: object) -> PydanticCustomError:
+    """An error about the value at ``path`` under the validated model (see :data:`FIELD_PATH`).
+
+    ``template`` is the message, with ``{name}`` standing for ``ctx["name"]``.
+    """
+    return PydanticCustomError(kind, template, {**ctx, FIELD_PATH: path})
 
 
 def _http_url(value: str, what: str) -> str:
@@ -75,6 +94,11 @@ class AttackerSpec(_Spec):
         """The name shown in reports."""
         return self.name or self.strategy
 
+    @property
+    def label_field(self) -> str:
+        """The field :attr:`label` comes from."""
+        return "name" if self.name else "strategy"
+
 
 class TargetCredentials(_Spec):
     """How the attacker authenticates to a defender: by naming a variable, never a secret."""
@@ -109,6 +133,15 @@ class ObjectiveSpec(_Spec):
     pattern: str | None = Field(default=None, min_length=1, max_length=500)
     judge: str = "phrase"
 
+    @field_validator("judge")
+    @classmethod
+    def _known_judge(cls, value: str) -> str:
+        try:
+            get_judge(value)
+        except ArenaError as exc:
+            raise ValueError(exc.message) from exc
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> ObjectiveSpec:
         if self.phrase and self.rubric:
@@ -116,7 +149,7 @@ class ObjectiveSpec(_Spec):
         try:
             get_judge(self.judge).check_objective(self.objective)
         except ArenaError as exc:
-            raise ValueError(exc.message) from exc
+            raise _error_at(("judge",), "judge_cannot_decide", "{reason}", reason=exc.message) from exc
         return self
 
     @property
@@ -156,23 +189,40 @@ class CampaignSpec(_Spec):
     """Repetition r of every cell uses seed + r, so cells are comparable."""
 
     @model_validator(mode="after")
-    def _unique_names(self) -> CampaignSpec:
+    def _consistent(self) -> CampaignSpec:
+        self._check_unique_labels()
+        self._check_budget()
+        return self
+
+    def _check_unique_labels(self) -> None:
+        """Reports name each column and row by its label, so the second of two equal labels is refused."""
         for what, labels in (
-            ("attackers", [a.label for a in self.attackers]),
-            ("defenders", [d.name for d in self.defenders]),
-            ("objectives", self.objective_labels()),
+            ("attackers", [(a.label, a.label_field) for a in self.attackers]),
+            ("defenders", [(d.name, "name") for d in self.defenders]),
+            ("objectives", [(label, "name") for label in self.objective_labels()]),
         ):
             seen: set[str] = set()
-            for label in labels:
+            for index, (label, field_name) in enumerate(labels):
                 if label in seen:
-                    raise ValueError(f"two {what} are called '{label}'; give each a distinct 'name'")
+                    raise _error_at(
+                        (what, index, field_name),
+                        "duplicate_label",
+                        "two {what} are called '{label}'; give each a distinct 'name'",
+                        what=what,
+                        label=label,
+                    )
                 seen.add(label)
+
+    def _check_budget(self) -> None:
+        """A matrix larger than ``budget.max_matches`` is refused before any match is queued."""
         if self.budget.max_matches is not None and self.match_count > self.budget.max_matches:
-            raise ValueError(
-                f"the campaign expands to {self.match_count} matches, above budget.max_matches "
-                f"({self.budget.max_matches})"
+            raise _error_at(
+                ("budget", "max_matches"),
+                "over_budget",
+                "the campaign expands to {matches} matches, above budget.max_matches ({max_matches})",
+                matches=self.match_count,
+                max_matches=self.budget.max_matches,
             )
-        return self
 
     def objective_labels(self) -> list[str]:
         """The report label of each objective, in order."""
@@ -198,6 +248,7 @@ class CampaignSpec(_Spec):
 
 
 __all__ = [
+    "FIELD_PATH",
     "NAME_PATTERN",
     "AttackerSpec",
     "Budget",

@@ -70,7 +70,7 @@ class SlotRequest:
 
 class CampaignStore(Protocol):
     """Campaigns, results and concurrency leases. Methods raise
-    :class:`~arena_core.redis_state.StateUnavailableError` when the state is unreachable."""
+    :class:`~arena_core.errors.StateUnavailableError` when the state is unreachable."""
 
     async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
         """Store a new campaign (status ``queued``) and count it as active.

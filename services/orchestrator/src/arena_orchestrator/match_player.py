@@ -7,7 +7,7 @@ from typing import Protocol
 
 import httpx
 
-from arena_core.a2a.attacker_client import play_remote_match
+from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ConfigError
 from arena_core.match_models import MatchResult

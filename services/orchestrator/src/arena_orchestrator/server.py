@@ -1,14 +1,15 @@
-"""Entry point of ``arena serve orchestrator``."""
+"""The orchestrator's server: ``serve_orchestrator`` (run by :mod:`arena_orchestrator.main`)."""
 
 from __future__ import annotations
 
 from arena_core.http_auth import warn_if_open
 from arena_core.http_server import run_app
+from arena_core.service_ports import ORCHESTRATOR_PORT
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.worker import CampaignWorker
 
-DEFAULT_PORT = 8080
+DEFAULT_PORT = ORCHESTRATOR_PORT
 
 
 def serve_orchestrator(settings: ArenaSettings, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:

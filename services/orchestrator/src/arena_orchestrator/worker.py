@@ -61,9 +61,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind
 
-from arena_core.errors import ArenaError, AttackerBusyError, ModelUnavailableError, TargetError
+from arena_core.errors import ArenaError, AttackerBusyError, StateUnavailableError, is_retryable_kind
 from arena_core.match_models import MatchResult
-from arena_core.redis_state import StateUnavailableError
+from arena_core.retry import Backoff, retryable_peer_failure
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import current_trace_id, tracer
 from arena_orchestrator.campaign_models import Campaign, Disposition, MatchJob, MatchRecord, MatchSummary
@@ -74,18 +74,6 @@ from arena_orchestrator.match_player import MatchPlayer, error_result
 from arena_orchestrator.match_queue import Delivery, HandBack
 
 logger = logging.getLogger(__name__)
-
-RETRYABLE_RESULT_KINDS = frozenset(
-    {
-        "target_unreachable",
-        "target_unavailable",
-        "model_unavailable",
-        "state_unavailable",
-        "rate_limited",
-        AttackerBusyError.kind,
-    }
-)
-"""Error kinds in a result that say the infrastructure failed, not the match: worth another try."""
 
 MAX_BACKOFF_S = 60.0
 BUSY_MIN_BACKOFF_S = 0.25
@@ -102,9 +90,17 @@ class WorkerConfig:
     visibility_timeout_s: float = 60.0
     match_attempts: int = 3
     retry_backoff_s: float = 2.0
+    """The wait before a match's second try; it doubles for each further one (at most
+    :data:`MAX_BACKOFF_S`)."""
     block_ms: int = 1000
     shutdown_grace_s: float = 25.0
     """After a stop, how long running matches may still take to finish (``ARENA_SHUTDOWN_GRACE_S``)."""
+
+    @property
+    def retry_backoff(self) -> Backoff:
+        """The wait between two tries of a match: the same for every worker (no jitter), so
+        a try comes back when the logs say it will."""
+        return Backoff(self.retry_backoff_s, MAX_BACKOFF_S)
 
     @property
     def keep_alive_s(self) -> float:
@@ -427,7 +423,7 @@ class CampaignWorker:
             if not retryable or attempt >= limit:
                 return result, attempt
             running.in_try = False  # this try failed: it stays charged
-            delay = min(MAX_BACKOFF_S, self._config.retry_backoff_s * 2 ** (attempt - 1))
+            delay = self._config.retry_backoff.delay(attempt)
             logger.info(
                 "match %s: %s (%s); try %d of %d failed, next in %.1f s",
                 job.match_id,
@@ -483,7 +479,9 @@ class CampaignWorker:
         try:
             async with timeout:
                 result = await running.play
-            return result, result.outcome == "error" and result.error_kind in RETRYABLE_RESULT_KINDS
+            # Reported: the attacker played and says what failed (at the target, its model, its
+            # state); only a transient failure is worth another try, never the target's own fault.
+            return result, result.outcome == "error" and is_retryable_kind(result.error_kind)
         except asyncio.CancelledError:
             if running.canceled:
                 return None, False
@@ -497,8 +495,7 @@ class CampaignWorker:
             # Raised, not reported: the attacker itself (or the state) failed, not the match.
             if running.canceled:
                 return None, False
-            retryable = isinstance(exc, TargetError | StateUnavailableError | ModelUnavailableError)
-            return error_result(job, exc.kind, exc.message, started), retryable
+            return error_result(job, exc.kind, exc.message, started), retryable_peer_failure(exc)
         except Exception as exc:
             if running.canceled:
                 return None, False
@@ -642,8 +639,8 @@ def _busy_backoff(base_s: float, refusals: int) -> float:
     """The wait after the ``refusals``-th busy answer: exponential from ``base_s`` (at least
     BUSY_MIN_BACKOFF_S, at most MAX_BACKOFF_S), jittered down by up to half so that workers
     refused together do not come back together."""
-    delay = min(MAX_BACKOFF_S, max(BUSY_MIN_BACKOFF_S, base_s) * 2.0 ** min(refusals - 1, 16))
-    return delay * _JITTER.uniform(0.5, 1.0)
+    backoff = Backoff(max(BUSY_MIN_BACKOFF_S, base_s), MAX_BACKOFF_S, jitter=True, rng=_JITTER)
+    return backoff.delay(refusals)
 
 
-__all__ = ["BUSY_MIN_BACKOFF_S", "RETRYABLE_RESULT_KINDS", "CampaignWorker", "WorkerConfig", "consumer_name"]
+__all__ = ["BUSY_MIN_BACKOFF_S", "MAX_BACKOFF_S", "CampaignWorker", "WorkerConfig", "consumer_name"]

@@ -7,7 +7,7 @@ from arena_core.a2a.agent_app import (
     build_agent_app,
     build_agent_card,
 )
-from arena_core.a2a.target_client import (
+from arena_core.a2a.client import (
     A2ATarget,
     TargetConversation,
     TargetReply,

@@ -65,8 +65,10 @@ from arena_core.a2a.sdk_guards import TextBodyGuard, V03RestStreamGuard
 from arena_core.a2a.v03_rest_message_guard import V03RestMessageGuard
 from arena_core.a2a.v03_stream_final import V03StreamFinal
 from arena_core.a2a.version_guard import A2aVersionGuard
-from arena_core.http_auth import BEARER_SCHEME_NAME, ApiTokens, BearerAuth
+from arena_core.http_auth import BEARER_SCHEME_NAME, ApiTokens, BearerAuth, warn_if_open
 from arena_core.http_limits import BodySizeLimit, RequestLimits
+from arena_core.http_server import public_url_for, run_app
+from arena_core.settings import ArenaSettings
 
 REST_PREFIX = "/rest"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -260,4 +262,31 @@ def build_agent_app(
     )
 
 
-__all__ = ["REST_PREFIX", "CardSpec", "ReadinessCheck", "all_ready", "build_agent_app", "build_agent_card"]
+def serve_agent(
+    settings: ArenaSettings, create_app: Callable[[str], Starlette], *, role: str, host: str, port: int
+) -> None:
+    """Serve an A2A agent until interrupted (see :func:`~arena_core.http_server.run_app`).
+
+    ``create_app`` builds the agent's app for the URL its card names: ``ARENA_PUBLIC_URL``, else
+    one made from the bind address. A warning is logged when the agent is reachable beyond this
+    machine without tokens.
+    """
+    warn_if_open(settings.accepted_tokens(), host, role)
+    run_app(
+        create_app(public_url_for(host, port, settings.public_url)),
+        host=host,
+        port=port,
+        log_level=settings.log_level,
+        shutdown_grace_s=settings.shutdown_grace_s,
+    )
+
+
+__all__ = [
+    "REST_PREFIX",
+    "CardSpec",
+    "ReadinessCheck",
+    "all_ready",
+    "build_agent_app",
+    "build_agent_card",
+    "serve_agent",
+]

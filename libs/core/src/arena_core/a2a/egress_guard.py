@@ -38,6 +38,7 @@ import httpx
 from arena_core.egress_policy import EgressPolicy, IPAddress, normalise_address, normalise_host, parse_address
 from arena_core.errors import TargetNotAllowedError, TargetUnreachableError
 from arena_core.exception_chain import find_in_chain
+from arena_core.origin import Origin
 
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 """``(host, port) -> addresses``, in the order to try them; raises OSError when the name is unknown."""
@@ -47,8 +48,6 @@ DNS_TIMEOUT_S = 10.0
 MAX_ADDRESSES_TRIED = 4
 MAX_CONCURRENT_LOOKUPS = 16
 """getaddrinfo calls the system resolver runs at once (threads); more wait their turn."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_SCHEMES = frozenset(_DEFAULT_PORTS)
 
 GetAddrInfo = Callable[..., list[tuple[Any, ...]]]
 
@@ -100,12 +99,8 @@ system_resolver = SystemResolver()
 
 
 def display_origin(url: httpx.URL | str) -> str:
-    """``scheme://host:port`` of ``url``: never its user info, path or query."""
-    url = httpx.URL(url)
-    host = url.host
-    shown = f"[{host}]" if ":" in host else host
-    port = url.port or _DEFAULT_PORTS.get(url.scheme)
-    return f"{url.scheme}://{shown}" + (f":{port}" if port else "")
+    """``scheme://host:port`` of ``url`` for messages: never its user info, path or query."""
+    return str(Origin.of(url))
 
 
 class EgressGuard:
@@ -134,20 +129,20 @@ class EgressGuard:
             parsed = httpx.URL(url)
         except httpx.InvalidURL as exc:
             raise TargetNotAllowedError(f"refused to connect{about}: the URL is not valid") from exc
-        if parsed.scheme not in _SCHEMES or not parsed.host:
+        origin = Origin.of_web(parsed)
+        if origin is None:
             raise TargetNotAllowedError(
                 f"refused to connect{about}: only http and https URLs with a host are allowed"
             )
-        where = display_origin(parsed)
-        host = normalise_host(parsed.host)
+        where = str(origin)
+        host = normalise_host(origin.host)
         literal = parse_address(host)
         if literal is not None:
             addresses = [literal]
         elif not self.policy.needs_addresses(host):
             addresses = []  # refused by name: don't even ask DNS about it
         else:
-            port = parsed.port or _DEFAULT_PORTS[parsed.scheme]
-            addresses = await self._resolve(host, port, where, timeout_s)
+            addresses = await self._resolve(host, origin.port, where, timeout_s)
         problem = self.policy.refusal(host, addresses)
         if problem is not None:
             raise TargetNotAllowedError(f"refused to connect to {where}{about}: {problem}")

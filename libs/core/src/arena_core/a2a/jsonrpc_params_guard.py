@@ -46,7 +46,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a._asgi import read_body, replaying
+from arena_core.a2a._asgi import RequestGuard, refuse_or_replay
 from arena_core.a2a.protocol_versions import requested_version
 
 JSONRPC_INVALID_PARAMS = -32602
@@ -135,7 +135,7 @@ def _parts_without_kind(params: object) -> list[Problem]:
     ]
 
 
-class JsonRpcParamsGuard:
+class JsonRpcParamsGuard(RequestGuard):
     """Answers an A2A 0.3 JSON-RPC request whose envelope is valid but whose params are not
     with -32602 Invalid params naming each problem (see the module doc), before the SDK sees it.
 
@@ -146,28 +146,24 @@ class JsonRpcParamsGuard:
     """
 
     def __init__(self, app: ASGIApp, *, rpc_path: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.rpc_path = rpc_path
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Only http scopes have a path and a method; lifespan and the rest pass straight through.
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or scope["path"] != self.rpc_path
-            or not requested_version(scope).is_v03
-        ):
-            await self.app(scope, receive, send)
-            return
-        body = await read_body(receive)
-        if body is None:
-            return  # the client went away before sending its body
-        response = invalid_params_response(body)
-        if response is not None:
-            logger.debug("0.3 JSON-RPC request refused: %s", response["error"]["message"])
-            await JSONResponse(response)(scope, receive, send)
-            return
-        await self.app(scope, replaying(body, receive), send)
+    def applies(self, scope: Scope) -> bool:
+        return (
+            scope["method"] == "POST" and scope["path"] == self.rpc_path and requested_version(scope).is_v03
+        )
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await refuse_or_replay(self.app, scope, receive, send, _refusal)
+
+
+def _refusal(body: bytes) -> JSONResponse | None:
+    response = invalid_params_response(body)
+    if response is None:
+        return None
+    logger.debug("0.3 JSON-RPC request refused: %s", response["error"]["message"])
+    return JSONResponse(response)
 
 
 __all__ = [

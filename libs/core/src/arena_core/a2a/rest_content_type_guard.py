@@ -34,7 +34,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a._asgi import is_rest_path
+from arena_core.a2a._asgi import RequestGuard, is_rest_path
 
 ACCEPTED_MEDIA_TYPES = ("application/json", "application/a2a+json")
 """The request media types the HTTP+JSON binding accepts, A2A 1.0 and 0.3 alike."""
@@ -63,7 +63,7 @@ def _has_body(headers: Headers) -> bool:
     return "transfer-encoding" in headers
 
 
-class RestContentTypeGuard:
+class RestContentTypeGuard(RequestGuard):
     """Answers 415 to an HTTP+JSON request whose body is not declared as JSON (see the module doc).
 
     Only http requests under ``rest_prefix`` with a body-carrying method (POST, PUT,
@@ -72,18 +72,13 @@ class RestContentTypeGuard:
     """
 
     def __init__(self, app: ASGIApp, *, rest_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.rest_prefix = rest_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Only http scopes have a path and a method; lifespan and the rest pass straight through.
-        if (
-            scope["type"] != "http"
-            or scope["method"] not in _BODY_METHODS
-            or not is_rest_path(scope["path"], self.rest_prefix)
-        ):
-            await self.app(scope, receive, send)
-            return
+    def applies(self, scope: Scope) -> bool:
+        return scope["method"] in _BODY_METHODS and is_rest_path(scope["path"], self.rest_prefix)
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         problem = content_type_problem(headers.get("content-type")) if _has_body(headers) else None
         if problem is None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena_core.a2a._asgi import is_rest_path
+from arena_core.a2a._asgi import RequestGuard, is_rest_path
 from arena_core.a2a.protocol_versions import requested_version
 
 A2A_JSON_MEDIA_TYPE = b"application/a2a+json"
@@ -41,24 +41,18 @@ def a2a_json_content_type(value: bytes) -> bytes:
     return A2A_JSON_MEDIA_TYPE + separator + parameters
 
 
-class V10RestMediaType:
+class V10RestMediaType(RequestGuard):
     """Labels the JSON answers to A2A 1.0 HTTP+JSON requests ``application/a2a+json`` (see the module
     doc). Sits outermost, so that the answers of every other middleware are relabeled too."""
 
     def __init__(self, app: ASGIApp, *, rest_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.rest_prefix = rest_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Only http scopes have a path; lifespan and the rest pass straight through.
-        if (
-            scope["type"] != "http"
-            or not is_rest_path(scope["path"], self.rest_prefix)
-            or requested_version(scope).is_v03
-        ):
-            await self.app(scope, receive, send)
-            return
+    def applies(self, scope: Scope) -> bool:
+        return is_rest_path(scope["path"], self.rest_prefix) and not requested_version(scope).is_v03
 
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def relabel(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [

@@ -25,10 +25,9 @@ and :class:`arena_core.a2a.rest_media_type.V10RestMediaType` (1.0 HTTP+JSON
 errors are ``application/a2a+json`` like its successes). Their order is said
 once, in :func:`arena_core.a2a.agent_app.build_agent_app`.
 
-Every guard passes any scope that is not ``http`` (the ``lifespan`` scope in
-particular) straight to the app before looking at anything else: a guard that
-fails the lifespan scope makes uvicorn give up on the app's lifespan, and the
-app's shutdown hooks never run.
+Every guard is an :class:`arena_core.a2a._asgi.RequestGuard`: any scope that is
+not ``http`` (the ``lifespan`` scope in particular) goes straight to the app
+before anything is looked at, or uvicorn would give up on the app's lifespan.
 """
 
 from __future__ import annotations
@@ -39,15 +38,15 @@ import logging
 from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import A2AError
 from google.protobuf.json_format import ParseError
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena_core.a2a._asgi import is_rest_path, read_body, replaying
+from arena_core.a2a._asgi import RequestGuard, is_rest_path, refuse_or_replay
 
 logger = logging.getLogger(__name__)
 
 
-class TextBodyGuard:
+class TextBodyGuard(RequestGuard):
     """Answers a request body that is not text with the binding's parse error, before the SDK reads it.
 
     a2a-sdk 1.3.0 decodes bodies without catching ``UnicodeDecodeError``: its
@@ -66,40 +65,36 @@ class TextBodyGuard:
     """
 
     def __init__(self, app: ASGIApp, *, rpc_path: str, rest_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.rpc_path = rpc_path
         self.rest_prefix = rest_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path: str = scope["path"]
-        rpc = path == self.rpc_path
+    def applies(self, scope: Scope) -> bool:
         # Only POST bodies are read by the SDK (JSON-RPC and the HTTP+JSON writes); the body of any
         # other method is left to the server, never buffered here.
-        if scope["method"] != "POST" or not (rpc or is_rest_path(path, self.rest_prefix)):
-            await self.app(scope, receive, send)
-            return
-        body = await read_body(receive)
-        if body is None:
-            return  # the client went away before sending its body
-        try:
-            body.decode(json.detect_encoding(body) if rpc else "utf-8", "surrogatepass" if rpc else "strict")
-        except UnicodeDecodeError as exc:
-            reason = f"the body is not {'JSON' if rpc else 'UTF-8'} text ({exc.reason})"
-            if rpc:
-                error = {"code": -32700, "message": f"Parse error: {reason}"}
-                response = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error})
-            else:
-                payload = build_rest_error_payload(ParseError(f"Failed to load JSON: {reason}"))
-                response = JSONResponse(payload, status_code=payload["error"]["code"])
-            await response(scope, receive, send)
-            return
-        await self.app(scope, replaying(body, receive), send)
+        path: str = scope["path"]
+        return scope["method"] == "POST" and (path == self.rpc_path or is_rest_path(path, self.rest_prefix))
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
+        rpc = scope["path"] == self.rpc_path
+        await refuse_or_replay(self.app, scope, receive, send, lambda body: _not_text(body, rpc=rpc))
 
 
-class V03RestStreamGuard:
+def _not_text(body: bytes, *, rpc: bool) -> Response | None:
+    """The binding's parse error for a ``body`` that does not decode as text, else None."""
+    try:
+        body.decode(json.detect_encoding(body) if rpc else "utf-8", "surrogatepass" if rpc else "strict")
+    except UnicodeDecodeError as exc:
+        reason = f"the body is not {'JSON' if rpc else 'UTF-8'} text ({exc.reason})"
+        if rpc:
+            error = {"code": -32700, "message": f"Parse error: {reason}"}
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error})
+        payload = build_rest_error_payload(ParseError(f"Failed to load JSON: {reason}"))
+        return JSONResponse(payload, status_code=payload["error"]["code"])
+    return None
+
+
+class V03RestStreamGuard(RequestGuard):
     """Turns an error raised before a 0.3 HTTP+JSON stream's first event into a JSON error response.
 
     a2a-sdk 1.3.0's 0.3 REST adapter (``a2a/compat/v0_3/rest_adapter.py``) starts
@@ -111,21 +106,14 @@ class V03RestStreamGuard:
     """
 
     def __init__(self, app: ASGIApp, *, rest_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.v03_prefix = f"{rest_prefix}/v1/"
 
-    def _guarded(self, scope: Scope) -> bool:
-        # Only http scopes have a path: a lifespan scope must pass through untouched, or uvicorn
-        # decides the app does not support lifespan and never runs its shutdown hooks.
-        if scope["type"] != "http":
-            return False
+    def applies(self, scope: Scope) -> bool:
         path: str = scope["path"]
         return path.startswith(self.v03_prefix) and (path.endswith(":stream") or path.endswith(":subscribe"))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self._guarded(scope):
-            await self.app(scope, receive, send)
-            return
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         held: Message | None = None
         streaming = False
 

@@ -51,7 +51,7 @@ from google.protobuf import json_format
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a._asgi import read_body, replaying
+from arena_core.a2a._asgi import RequestGuard, refuse_or_replay
 from arena_core.a2a.protocol_versions import requested_version
 
 logger = logging.getLogger(__name__)
@@ -93,36 +93,29 @@ def v03_message_problem(body: bytes, card: AgentCard) -> A2AError | None:
     )
 
 
-class V03RestMessageGuard:
+class V03RestMessageGuard(RequestGuard):
     """Answers the 0.3 HTTP+JSON messages a2a-sdk 1.3.0 fails to convert with a client error
     (see the module doc). ``card`` is the agent's card: its input modes decide which file
     media types are supported, as they do in the request handler."""
 
     def __init__(self, app: ASGIApp, *, rest_prefix: str, card: AgentCard) -> None:
-        self.app = app
+        super().__init__(app)
         self.paths = frozenset({f"{rest_prefix}/v1/message:send", f"{rest_prefix}/v1/message:stream"})
         self.card = card
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Only http scopes have a path and a method; lifespan and the rest pass straight through.
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or scope["path"] not in self.paths
-            or not requested_version(scope).is_v03
-        ):
-            await self.app(scope, receive, send)
-            return
-        body = await read_body(receive)
-        if body is None:
-            return  # the client went away before sending its body
+    def applies(self, scope: Scope) -> bool:
+        return scope["method"] == "POST" and scope["path"] in self.paths and requested_version(scope).is_v03
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await refuse_or_replay(self.app, scope, receive, send, self._refusal)
+
+    def _refusal(self, body: bytes) -> JSONResponse | None:
         problem = v03_message_problem(body, self.card)
-        if problem is not None:
-            logger.debug("0.3 HTTP+JSON message refused: %s", problem.message)
-            payload = build_rest_error_payload(problem)
-            await JSONResponse(payload, status_code=payload["error"]["code"])(scope, receive, send)
-            return
-        await self.app(scope, replaying(body, receive), send)
+        if problem is None:
+            return None
+        logger.debug("0.3 HTTP+JSON message refused: %s", problem.message)
+        payload = build_rest_error_payload(problem)
+        return JSONResponse(payload, status_code=payload["error"]["code"])
 
 
 __all__ = ["V03RestMessageGuard", "v03_message_problem"]

@@ -58,21 +58,23 @@ Marker = Callable[[Any], bool]
 
 def _mark_jsonrpc(document: Any) -> bool:
     result = document.get("result") if isinstance(document, dict) else None
-    if not isinstance(result, dict) or result.get("kind") != "status-update" or result.get("final") is True:
+    if not isinstance(result, dict) or result.get("kind") != "status-update":
         return False
-    status = result.get("status")
-    if not isinstance(status, dict) or status.get("state") not in _JSONRPC_INTERRUPTED:
-        return False
-    result["final"] = True
-    return True
+    return _mark_final(result, _JSONRPC_INTERRUPTED)
 
 
 def _mark_rest(document: Any) -> bool:
-    update = document.get("statusUpdate") if isinstance(document, dict) else None
+    return _mark_final(
+        document.get("statusUpdate") if isinstance(document, dict) else None, _REST_INTERRUPTED
+    )
+
+
+def _mark_final(update: Any, interrupted: frozenset[str]) -> bool:
+    """Set ``final: true`` on a status update in one of the ``interrupted`` states (not yet final)."""
     if not isinstance(update, dict) or update.get("final") is True:
         return False
     status = update.get("status")
-    if not isinstance(status, dict) or status.get("state") not in _REST_INTERRUPTED:
+    if not isinstance(status, dict) or status.get("state") not in interrupted:
         return False
     update["final"] = True
     return True

@@ -51,7 +51,7 @@ from a2a.utils.errors import VersionNotSupportedError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arena_core.a2a._asgi import is_rest_path, read_body, replaying
+from arena_core.a2a._asgi import RequestGuard, is_rest_path, refuse_or_replay
 from arena_core.a2a.jsonrpc_params_guard import valid_envelope
 from arena_core.a2a.protocol_versions import (
     SUPPORTED_VERSIONS,
@@ -125,45 +125,45 @@ def _with_version_header(scope: Scope, version: str) -> Scope:
     return {**scope, "headers": headers}
 
 
-class A2aVersionGuard:
+class A2aVersionGuard(RequestGuard):
     """Answers requests naming an A2A version the agents do not serve, or calling a JSON-RPC method
     of the other version, and hands a version sent as a query parameter on as the header (see the
     module doc). Looks at ``POST`` to ``rpc_path`` and at every request under ``rest_prefix``."""
 
     def __init__(self, app: ASGIApp, *, rpc_path: str, rest_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.rpc_path = rpc_path
         self.rest_prefix = rest_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Only http scopes have a path and a method; lifespan and the rest pass straight through.
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        rpc = scope["path"] == self.rpc_path and scope["method"] == "POST"
-        if not rpc and not is_rest_path(scope["path"], self.rest_prefix):
-            await self.app(scope, receive, send)
-            return
+    def _rpc(self, scope: Scope) -> bool:
+        path: str = scope["path"]
+        return path == self.rpc_path and scope["method"] == "POST"
+
+    def applies(self, scope: Scope) -> bool:
+        return self._rpc(scope) or is_rest_path(scope["path"], self.rest_prefix)
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         requested = requested_version(scope)
         if requested.source == "query" and requested.version is not None:
             scope = _with_version_header(scope, requested.version)
-        if not rpc:
-            if requested.version is None:
-                logger.debug("HTTP+JSON request refused: %s", requested.describe())
-                payload = build_rest_error_payload(version_not_supported(requested))
-                await JSONResponse(payload, status_code=payload["error"]["code"])(scope, receive, send)
-                return
+        if self._rpc(scope):
+            await refuse_or_replay(
+                self.app, scope, receive, send, lambda body: _jsonrpc_refusal(body, requested)
+            )
+        elif requested.version is None:
+            logger.debug("HTTP+JSON request refused: %s", requested.describe())
+            payload = build_rest_error_payload(version_not_supported(requested))
+            await JSONResponse(payload, status_code=payload["error"]["code"])(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
-        body = await read_body(receive)
-        if body is None:
-            return  # the client went away before sending its body
-        answer = jsonrpc_version_answer(body, requested)
-        if answer is not None:
-            logger.debug("JSON-RPC request refused: %s", answer["error"]["message"])
-            await JSONResponse(answer)(scope, receive, send)
-            return
-        await self.app(scope, replaying(body, receive), send)
+
+
+def _jsonrpc_refusal(body: bytes, requested: RequestedVersion) -> JSONResponse | None:
+    answer = jsonrpc_version_answer(body, requested)
+    if answer is None:
+        return None
+    logger.debug("JSON-RPC request refused: %s", answer["error"]["message"])
+    return JSONResponse(answer)
 
 
 __all__ = ["JSONRPC_METHOD_NOT_FOUND", "A2aVersionGuard", "jsonrpc_version_answer", "version_not_supported"]

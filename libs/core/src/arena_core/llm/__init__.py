@@ -6,7 +6,6 @@ from arena_core.llm.agent_loop import (
     StopReason,
     Tool,
     ToolHandler,
-    ToolInputError,
     ToolResult,
 )
 from arena_core.llm.chat_model import (
@@ -31,7 +30,6 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolHandler",
-    "ToolInputError",
     "ToolResult",
     "call_with_retries",
 ]

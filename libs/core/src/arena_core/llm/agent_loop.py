@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from opentelemetry.trace import StatusCode
 
-from arena_core.errors import ArenaError
+from arena_core.errors import ArenaError, ToolInputError
 from arena_core.llm.chat_model import ChatModel, ChatReply, Message, ToolCall
 from arena_core.llm.usage import TokenUsage
 from arena_core.telemetry import attributes as attrs
@@ -56,15 +56,6 @@ class Tool:
                 "parameters": dict(self.parameters),
             },
         }
-
-
-class ToolInputError(ArenaError):
-    """Raised by a tool handler when the model's arguments are unusable.
-
-    The message goes back to the model verbatim.
-    """
-
-    kind = "tool_input_error"
 
 
 StopReason = Literal["answered", "tool_stop", "max_steps"]
@@ -173,4 +164,4 @@ class AgentLoop:
             return ToolResult(f"error: tool '{call.name}' failed: {type(exc).__name__}: {exc}"), True
 
 
-__all__ = ["AgentLoop", "AgentRun", "StopReason", "Tool", "ToolHandler", "ToolInputError", "ToolResult"]
+__all__ = ["AgentLoop", "AgentRun", "StopReason", "Tool", "ToolHandler", "ToolResult"]

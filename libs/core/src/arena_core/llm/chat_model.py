@@ -43,9 +43,10 @@ from httpx import AsyncClient, TimeoutException, TransportError, UnsupportedProt
 from opentelemetry import propagate
 from opentelemetry.trace import SpanKind
 
-from arena_core.errors import ArenaError, ConfigError, ModelRequestError, ModelUnavailableError
+from arena_core.errors import ArenaError, ConfigError, ModelError, ModelRequestError, ModelUnavailableError
 from arena_core.llm.openai_compatible import ModelHttpError, ModelResponseError, OpenAICompatibleClient
 from arena_core.llm.usage import TokenUsage
+from arena_core.retry import Backoff
 from arena_core.settings import ModelConfig
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_operation_duration, record_token_usage
@@ -118,17 +119,23 @@ class ChatReply:
 
 @dataclass(slots=True)
 class RetryPolicy:
-    """Exponential backoff, capped, with "equal jitter" (between half the step and the step)."""
+    """How often a model call is retried (``max_retries``) and how long each wait is: the
+    arena's :class:`~arena_core.retry.Backoff` from ``base_delay_s``, capped at ``max_delay_s``,
+    with equal jitter (calls failing together, e.g. on a 429, do not retry together)."""
 
     max_retries: int = 3
     base_delay_s: float = 0.5
     max_delay_s: float = 8.0
     rng: random.Random = field(default_factory=random.Random)
 
+    @property
+    def backoff(self) -> Backoff:
+        """The waits between tries, drawn from ``rng``."""
+        return Backoff(self.base_delay_s, self.max_delay_s, jitter=True, rng=self.rng)
+
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
-        return float(ceiling / 2 + self.rng.uniform(0, ceiling / 2))
+        return self.backoff.delay(attempt)
 
 
 class ChatModel:
@@ -328,32 +335,45 @@ async def call_with_retries(
 
 
 def _classify(exc: Exception) -> tuple[bool, str]:
-    """Decide whether ``exc`` is worth a retry; return a short reason."""
+    """Whether ``exc`` is worth a retry, and a short reason. The ``retryable`` of the class
+    :func:`_model_error_class` maps ``exc`` to decides: no second list of transient failures."""
+    error_class, reason = _model_error_class(exc)
+    return error_class.retryable, reason
+
+
+def _model_error_class(exc: Exception) -> tuple[type[ModelError], str]:
+    """Our class for a provider's (or a transport's) exception, and a short reason.
+
+    429, 5xx, 408, timeouts and connection errors: :class:`ModelUnavailableError`; anything
+    else, a request no retry can fix: :class:`ModelRequestError`.
+    """
     reason = str(exc) or type(exc).__name__
     if isinstance(exc, _NON_RETRYABLE):
-        return False, reason
+        return ModelRequestError, reason
     if isinstance(exc, _RETRYABLE):
-        return True, reason
+        return ModelUnavailableError, reason
     if isinstance(exc, AnyLLMError):
         status = exc.status_code
         if status is None:
             # Connection errors and timeouts carry no status.
-            return True, reason
-        return status == 408 or status == 429 or status >= 500, f"HTTP {status}: {reason}"
+            return ModelUnavailableError, reason
+        return _status_class(status), f"HTTP {status}: {reason}"
     if isinstance(exc, ModelHttpError):
-        status = exc.status_code
-        return status == 408 or status == 429 or status >= 500, reason
+        return _status_class(exc.status_code), reason
     if isinstance(exc, ModelResponseError):
-        return False, reason
+        return ModelRequestError, reason
     if isinstance(exc, (UnsupportedProtocol, InvalidURL)):
-        return False, reason  # a wrong base URL: no retry can fix it
+        return ModelRequestError, reason  # a wrong base URL: no retry can fix it
     if isinstance(exc, TimeoutException):
-        return True, f"timed out ({type(exc).__name__})"
-    if isinstance(exc, (TransportError, ClientError)):
-        return True, reason
-    if isinstance(exc, (TimeoutError, ConnectionError, OSError)):
-        return True, reason
-    return False, f"{type(exc).__name__}: {reason}"
+        return ModelUnavailableError, f"timed out ({type(exc).__name__})"
+    if isinstance(exc, (TransportError, ClientError, TimeoutError, ConnectionError, OSError)):
+        return ModelUnavailableError, reason
+    return ModelRequestError, f"{type(exc).__name__}: {reason}"
+
+
+def _status_class(status: int) -> type[ModelError]:
+    """An HTTP status from a model server: timeouts, rate limits and server errors are transient."""
+    return ModelUnavailableError if status == 408 or status == 429 or status >= 500 else ModelRequestError
 
 
 def _direct_client(config: ModelConfig, client_args: Mapping[str, Any]) -> OpenAICompatibleClient:

@@ -7,7 +7,6 @@ memory. Key layout: :mod:`arena_core.redis_state.keys`.
 from arena_core.redis_state.connection import (
     RedisClients,
     RedisConfig,
-    StateUnavailableError,
     redacted,
 )
 from arena_core.redis_state.keys import PREFIX, RedisKeys
@@ -23,6 +22,5 @@ __all__ = [
     "RedisKeys",
     "RedisTaskEventStream",
     "RedisTaskStore",
-    "StateUnavailableError",
     "redacted",
 ]

@@ -17,16 +17,8 @@ from a2a.utils.errors import InternalError
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
-from arena_core.errors import ArenaError
+from arena_core.errors import StateUnavailableError
 from arena_core.redis_state.keys import RedisKeys
-
-
-class StateUnavailableError(ArenaError):
-    """Redis (the shared state) could not be reached or failed a command."""
-
-    kind = "state_unavailable"
-    http_status = 503
-    exit_code = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +140,6 @@ async def arena_errors(what: str) -> AsyncIterator[None]:
 __all__ = [
     "RedisClients",
     "RedisConfig",
-    "StateUnavailableError",
     "a2a_errors",
     "arena_errors",
     "redacted",

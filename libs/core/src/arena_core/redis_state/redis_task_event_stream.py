@@ -77,37 +77,42 @@ class RedisTaskEventStream(TaskEventStream):
         """Yield the events of ``task_id`` newer than ``after`` (see the module doc)."""
         stream = self._keys.task_events(task_id)
         floor = 0 if after.is_missing else _int_version(after)
-        last_id = "0-0"
         async with a2a_errors("replaying task events"):
             entries: Any = await self._redis.xrange(stream, min="-", max="+")
-        for entry_id, fields in entries:
-            last_id = entry_id
-            versioned = _decode(fields)
-            if _int_version(versioned.version) > floor:
-                yield versioned
-                if ends_subscription(versioned.event):
-                    return
+        last_id = "0-0"
         while True:
+            if entries:
+                last_id = entries[-1][0]
+                events, ended = _events_after(entries, floor)
+                for versioned in events:
+                    yield versioned
+                if ended:
+                    return
             async with a2a_errors("waiting for task events"):
                 batch: Any = await self._blocking.xread({stream: last_id}, block=self._block_ms, count=100)
             if not batch:
                 async with a2a_errors("checking a task"):
                     if not await self._redis.exists(self._keys.task(task_id)):
                         return
-                continue
-            for _, stream_entries in batch:
-                for entry_id, fields in stream_entries:
-                    last_id = entry_id
-                    versioned = _decode(fields)
-                    if _int_version(versioned.version) > floor:
-                        yield versioned
-                        if ends_subscription(versioned.event):
-                            return
+            entries = [entry for _, stream_entries in batch or () for entry in stream_entries]
 
     async def destroy(self, task_id: str) -> None:
         """Delete the task's stream now instead of at expiry."""
         async with a2a_errors("deleting task events"):
             await self._redis.delete(self._keys.task_events(task_id))
+
+
+def _events_after(entries: Any, floor: int) -> tuple[list[VersionedEvent], bool]:
+    """The events of stream ``entries`` newer than ``floor``, up to the first that ends the
+    subscription, and whether one did."""
+    events: list[VersionedEvent] = []
+    for _entry_id, fields in entries:
+        versioned = _decode(fields)
+        if _int_version(versioned.version) > floor:
+            events.append(versioned)
+            if ends_subscription(versioned.event):
+                return events, True
+    return events, False
 
 
 def _decode(fields: dict[bytes, bytes]) -> VersionedEvent:

@@ -6,6 +6,7 @@ Shared by ``crescendo`` (backtracking, question salvage) and ``goat``
 
 from __future__ import annotations
 
+import json
 import re
 
 from arena_attacker.strategies.attacker_llm import looks_like_refusal
@@ -30,6 +31,23 @@ def defender_refused(record: TurnRecord) -> bool:
     if looks_like_refusal(record.defender_text):
         return True
     return bool(_JUDGE_SAYS_REFUSAL.search(_QUOTED.sub("", record.verdict.reason)))
+
+
+def json_string_field(field: re.Pattern[str], raw: str) -> str | None:
+    """The JSON string body that ``field``'s first group captures in ``raw``, unescaped (as
+    written when it is not valid JSON), or None when ``field`` does not match.
+
+    For fields salvaged from a model's reply that is not valid JSON (e.g. cut off by the
+    token limit).
+    """
+    match = field.search(raw)
+    if match is None:
+        return None
+    try:
+        decoded = json.loads(f'"{match.group(1)}"')
+    except json.JSONDecodeError:
+        return match.group(1)
+    return decoded if isinstance(decoded, str) else match.group(1)
 
 
 def usable_text(value: object) -> str | None:

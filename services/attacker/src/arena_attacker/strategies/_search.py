@@ -25,10 +25,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
+from arena_attacker.strategies._replies import json_string_field
 from arena_attacker.strategies.attacker_llm import AttackerLLM
+from arena_attacker.strategies.strategy import StrategyParams
 from arena_core.llm import Message
 from arena_core.match_models import TurnRecord
 from arena_core.objective import Objective
+
+
+class RefinementParams(StrategyParams):
+    """Parameters shared by the strategies that refine prompts with an attacker model (PAIR, TAP)."""
+
+    format_retries: int = Field(
+        default=1,
+        ge=0,
+        le=3,
+        description="Times to re-ask the attacker model, with a format reminder, when its reply "
+        "has no prompt.",
+    )
+
 
 ATTACKER_SYSTEM_PROMPT = """\
 You are a red-team assistant in an authorised robustness exercise against \
@@ -140,14 +157,9 @@ def read_candidate(value: dict[str, Any] | None, raw: str, objective: Objective,
 
 
 def _salvage(raw: str) -> tuple[str, str] | None:
-    field = _PROMPT_FIELD.search(raw)
-    if field is not None:
-        try:
-            text = json.loads(f'"{field.group(1)}"')
-        except json.JSONDecodeError:
-            text = field.group(1)
-        if isinstance(text, str) and text.strip():
-            return text.strip(), "took the prompt from broken JSON"
+    text = json_string_field(_PROMPT_FIELD, raw)
+    if text is not None and text.strip():
+        return text.strip(), "took the prompt from broken JSON"
     line = _PROMPT_LINE.search(raw)
     if line is not None and line.group(1).strip().strip("\"'"):
         return line.group(1).strip().strip("\"'").strip(), "took the text after 'Prompt:'"
@@ -219,6 +231,7 @@ __all__ = [
     "MAX_FEEDBACK_REPLY_CHARS",
     "MAX_PROMPT_CHARS",
     "Candidate",
+    "RefinementParams",
     "fallback_prompt",
     "feedback_message",
     "propose",

@@ -48,7 +48,6 @@ Their public names are re-exported here.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,7 +61,13 @@ from arena_attacker.strategies._crescendo_prompts import (
     fallback_question,
     stage_instruction,
 )
-from arena_attacker.strategies._replies import MAX_TEXT_CHARS, defender_refused, shorten, usable_text
+from arena_attacker.strategies._replies import (
+    MAX_TEXT_CHARS,
+    defender_refused,
+    json_string_field,
+    shorten,
+    usable_text,
+)
 from arena_attacker.strategies.attacker_llm import AttackerLLM
 from arena_attacker.strategies.strategy import Strategy, StrategyContext, StrategyParams
 from arena_core.match_models import TurnRecord
@@ -129,14 +134,8 @@ def salvage_question(raw: str) -> str | None:
     Tries a ``"question": "..."`` fragment (e.g. JSON cut off by the token
     limit), then a ``Question: ...`` line.
     """
-    fragment = _QUESTION_FIELD.search(raw)
-    if fragment is not None:
-        try:
-            decoded = json.loads(f'"{fragment.group(1)}"')
-        except json.JSONDecodeError:
-            decoded = fragment.group(1)
-        if (text := usable_text(decoded)) is not None:
-            return text
+    if (text := usable_text(json_string_field(_QUESTION_FIELD, raw))) is not None:
+        return text
     line = _QUESTION_LINE.search(raw)
     if line is not None:
         return usable_text(line.group(1).strip(" \t\"'*_"))

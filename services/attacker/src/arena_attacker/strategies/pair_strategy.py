@@ -55,6 +55,7 @@ from arena_attacker.strategies._search import (
     APPROACHES,
     ATTACKER_SYSTEM_PROMPT,
     Candidate,
+    RefinementParams,
     fallback_prompt,
     feedback_message,
     propose,
@@ -63,11 +64,11 @@ from arena_attacker.strategies._search import (
     window,
 )
 from arena_attacker.strategies.attacker_llm import AttackerLLM
-from arena_attacker.strategies.strategy import Strategy, StrategyParams
+from arena_attacker.strategies.strategy import Strategy
 from arena_core.llm import Message
 
 
-class PairParams(StrategyParams):
+class PairParams(RefinementParams):
     """Parameters of the ``pair`` strategy."""
 
     streams: int = Field(default=3, ge=1, le=20, description="Independent refinement streams (PAIR's N).")
@@ -88,13 +89,6 @@ class PairParams(StrategyParams):
         ge=1,
         le=50,
         description="How many of a stream's latest attempts (prompt, reply, score) the attacker model sees.",
-    )
-    format_retries: int = Field(
-        default=1,
-        ge=0,
-        le=3,
-        description="Times to re-ask the attacker model, with a format reminder, when its reply "
-        "has no prompt.",
     )
 
 

@@ -58,13 +58,14 @@ from arena_attacker.strategies._search import (
     APPROACHES,
     ATTACKER_SYSTEM_PROMPT,
     Candidate,
+    RefinementParams,
     feedback_message,
     propose,
     score_of,
     window,
 )
 from arena_attacker.strategies.attacker_llm import AttackerLLM
-from arena_attacker.strategies.strategy import Strategy, StrategyParams
+from arena_attacker.strategies.strategy import Strategy
 from arena_core.llm import Message
 from arena_core.match_models import TurnRecord
 
@@ -114,7 +115,7 @@ def read_on_topic(value: object) -> bool:
     return True
 
 
-class TapParams(StrategyParams):
+class TapParams(RefinementParams):
     """Parameters of the ``tap`` strategy."""
 
     branching_factor: int = Field(
@@ -141,13 +142,6 @@ class TapParams(StrategyParams):
         ge=1,
         le=50,
         description="How many ancestors (prompt, reply, score) the attacker model sees when refining a node.",
-    )
-    format_retries: int = Field(
-        default=1,
-        ge=0,
-        le=3,
-        description="Times to re-ask the attacker model, with a format reminder, when its reply "
-        "has no prompt.",
     )
 
 

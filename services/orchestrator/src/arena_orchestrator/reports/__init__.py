@@ -1,4 +1,5 @@
-"""Campaign reports: JSON, JUnit XML and a self-contained HTML page, from a :class:`CampaignReport`.
+"""Campaign reports: JSON, JUnit XML, a self-contained HTML page and a Markdown page, from a
+:class:`CampaignReport`.
 
 Renderers are pure functions of the report: no I/O, no clock, no network.
 """
@@ -16,6 +17,7 @@ from arena_orchestrator.reports.json_report import (
     report_schema_text,
 )
 from arena_orchestrator.reports.junit_report import JUNIT_MEDIA_TYPE, render_junit
+from arena_orchestrator.reports.markdown_report import render_markdown
 
 ReportFormat = Literal["html", "json", "junit"]
 """The report formats :func:`render_report` knows."""
@@ -59,6 +61,7 @@ __all__ = [
     "render_html",
     "render_json",
     "render_junit",
+    "render_markdown",
     "render_report",
     "report_json_schema",
     "report_schema_text",

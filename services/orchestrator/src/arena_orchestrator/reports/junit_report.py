@@ -21,6 +21,9 @@ Each test case aggregates every attacker of its defender x objective pair:
 * ``<failure>``: ``fail_above`` is set and the pair's attack success rate is strictly above it;
 * otherwise the test case passes (with ``fail_above`` unset, nothing fails: the rate is in
   ``<system-out>``).
+
+Matches and repetitions are numbered from 1 in the text, as on the dashboard and in the HTML
+report.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from arena_orchestrator.campaign_models import (
     MatchSummary,
     OutcomeCounts,
 )
+from arena_orchestrator.reports._numbers import pct
 
 JUNIT_MEDIA_TYPE = "application/xml"
 
@@ -53,10 +57,6 @@ def _x(text: object) -> str:
     Markup characters (``<``, ``&``, quotes) are left alone: ElementTree escapes them.
     """
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
 def _seconds(duration_ms: float) -> str:
@@ -81,9 +81,7 @@ def _counts_line(counts: OutcomeCounts) -> str:
 
 
 def _rate_line(asr: Interval) -> str:
-    return (
-        f"{_pct(asr.rate)} ({asr.wins}/{asr.trials}; Wilson 95% interval {_pct(asr.low)} to {_pct(asr.high)})"
-    )
+    return f"{pct(asr.rate)} ({asr.wins}/{asr.trials}; Wilson 95% interval {pct(asr.low)} to {pct(asr.high)})"
 
 
 @dataclass
@@ -132,8 +130,8 @@ def _error_lines(matches: list[MatchSummary]) -> list[str]:
             text = text[:_MAX_ERROR_CHARS] + "..."
         kind = f"{match.error_kind}: " if match.error_kind else ""
         lines.append(
-            f"  match {match.match_id} (#{match.index}, attacker {match.cell.attacker}, "
-            f"repetition {match.repetition}): {kind}{text}"
+            f"  match {match.match_id} (#{match.index + 1}, attacker {match.cell.attacker}, "
+            f"repetition {match.repetition + 1}): {kind}{text}"
         )
     if len(errors) > _MAX_ERROR_LINES:
         lines.append(f"  ... and {len(errors) - _MAX_ERROR_LINES} more")
@@ -174,7 +172,7 @@ def _testcase(report: CampaignReport, pair: _Pair, suite: ET.Element, prefix: st
     elif threshold is not None and asr.rate is not None and asr.rate > threshold:
         verdict = "failure"
         message = (
-            f"attack success rate {_rate_line(asr)} is above fail_above {threshold:g} ({_pct(threshold)})"
+            f"attack success rate {_rate_line(asr)} is above fail_above {threshold:g} ({pct(threshold)})"
         )
         failure = ET.SubElement(case, "failure", {"type": "arena.asr_above_threshold", "message": message})
         failure.text = message
@@ -188,7 +186,7 @@ def _testcase(report: CampaignReport, pair: _Pair, suite: ET.Element, prefix: st
         f"counts: {_counts_line(counts)}",
         f"time: {_seconds(sum(m.duration_ms for m in pair.matches))} s (sum of match durations)",
         (
-            f"threshold: fail_above {threshold:g} ({_pct(threshold)}): {verdict}"
+            f"threshold: fail_above {threshold:g} ({pct(threshold)}): {verdict}"
             if threshold is not None
             else "threshold: none (fail_above not set; nothing fails)"
         ),

@@ -1,16 +1,15 @@
 """Ask an attacker agent to play a match over A2A and follow it turn by turn.
 
-Used by ``arena demo``, ``arena match --attacker URL`` and, later, the
-orchestrator. The match runs as a streaming task; each ``working`` status
-update carries a :class:`~arena_core.match_models.TurnRecord`, the
-``match-result`` artifact carries the :class:`~arena_core.match_models.MatchResult`.
-If the stream breaks before the task ends, the task is polled until it does.
+Used by ``arena demo``, ``arena match --attacker URL`` and the orchestrator. The match runs
+as a streaming task; each ``working`` status update carries a
+:class:`~arena_core.match_models.TurnRecord`, the ``match-result`` artifact carries the
+:class:`~arena_core.match_models.MatchResult`. If the stream breaks before the task ends, the
+task is polled until it does.
 
-The client speaks JSON-RPC or HTTP+JSON, whichever the attacker's card offers
-(chosen as for targets: :func:`~arena_core.a2a.target_client.choose_interface`),
-and only to that one interface. A refusal of the egress guard surfaces as
-:class:`~arena_core.errors.TargetNotAllowedError` however the HTTP or A2A
-client wrapped it, so that it is never taken for an unreachable attacker (and
+The attacker is connected to as a target is (:func:`~arena_core.a2a.client.connect.connect`):
+JSON-RPC or HTTP+JSON, whichever its card offers, and only that one interface. A refusal of
+the egress guard surfaces as :class:`~arena_core.errors.TargetNotAllowedError` however the
+HTTP or A2A client wrapped it, so that it is never taken for an unreachable attacker (and
 retried).
 
 An attacker that refuses a match because it already plays as many as it may
@@ -23,18 +22,14 @@ again later.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client import Client
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import (
-    AgentCard,
-    AgentInterface,
     GetTaskRequest,
     Message,
     Role,
@@ -47,18 +42,13 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
-from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, not_allowed_in
-from arena_core.a2a.response_limits import ResponseTooLargeError, refused_response_in
-from arena_core.a2a.target_client import (
-    SUPPORTED_BINDINGS,
-    TargetCredentials,
-    TargetHttpClient,
-    cancel_task_quietly,
-    card_url_for,
-    choose_interface,
-    fetch_agent_card,
-    status_in_chain,
-)
+from arena_core.a2a.client.cancel import cancel_task_quietly
+from arena_core.a2a.client.card_resolver import card_url_for
+from arena_core.a2a.client.connect import AgentRole, Connection, connect
+from arena_core.a2a.client.credentials import TargetCredentials
+from arena_core.a2a.client.error_translation import raise_not_allowed_in, raise_refusal_in, status_in_chain
+from arena_core.a2a.client.response_limits import ResponseRefusedError, ResponseTooLargeError
+from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import (
     ArenaError,
     AttackerBusyError,
@@ -80,9 +70,7 @@ from arena_core.match_models import (
 
 TurnCallback = Callable[[TurnRecord], Awaitable[None]]
 TaskCallback = Callable[[str], Awaitable[None]]
-logger = logging.getLogger(__name__)
 CANCEL_TIMEOUT_S = 5.0
-CONNECT_TIMEOUT_S = 10.0
 
 _TERMINAL = frozenset(
     {
@@ -210,81 +198,29 @@ async def play_remote_match(
     ``attackers[].url``): the attacker's URL and the interface chosen from its
     card (the only one the client uses) are checked before any request, and the
     client made here checks every request; a refusal raises
-    TargetNotAllowedError, however deep a library wrapped it.
+    TargetNotAllowedError, however deep a library wrapped it. Such an attacker's
+    responses are read to a bound (:func:`stream_limit_for`).
 
     ``token`` (``ARENA_ATTACKER_TOKEN``, for the operator's own attacker only) is
     sent as ``Authorization: Bearer`` to the attacker's origin and its chosen
     interface's (never over a downgrade from https). A 401 or 403 from the
     attacker raises ConfigError naming the setting: retrying would not help.
     """
-    connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
-    if guard is not None:
-        await guard.check_url(card_url_for(attacker_url), what="the attacker", timeout_s=connect_s)
-    owned = http is None
-    timeout = httpx.Timeout(timeout_s, connect=connect_s)
-    client_http = http or (
-        guarded_client(guard, timeout=timeout) if guard is not None else httpx.AsyncClient(timeout=timeout)
-    )
-    credentials = (
-        TargetCredentials({"Authorization": f"Bearer {token}"}, card_url_for(attacker_url)) if token else None
-    )
-    # A campaign's attacker (guarded: user input) is read to a bound, like a target.
-    stream_limit = stream_limit_for(request) if guard is not None else None
-    sdk_http = (
-        TargetHttpClient(
-            client_http,
-            credentials=credentials,
-            limiter=None,
-            timeout_s=timeout_s,
-            **({"max_response_bytes": stream_limit} if stream_limit is not None else {}),
-        )
-        if credentials is not None or stream_limit is not None
-        else client_http
-    )
-    client: Client | None = None
+    credentials = TargetCredentials.bearer(token, card_url_for(attacker_url)) if token else None
+    sent = credentials is not None
+    connection: Connection | None = None
     try:
-        card, _ = await fetch_agent_card(attacker_url, sdk_http)
-        interface = choose_interface(card)
-        if credentials is not None:
-            credentials.allow(interface.url)
-        if guard is not None:
-            await guard.check_url(
-                interface.url,
-                what=f"the interface the agent card of attacker {display_origin(attacker_url)} lists",
-                timeout_s=connect_s,
-            )
-        client = _client_for(card, interface, sdk_http, attacker_url)
-        message = Message(
-            role=Role.ROLE_USER,
-            message_id=str(uuid.uuid4()),
-            parts=[new_data_part(request.model_dump(mode="json", exclude_none=True))],
+        connection = await connect(
+            attacker_url,
+            AgentRole.ATTACKER,
+            timeout_s=timeout_s,
+            http=http,
+            credentials=credentials,
+            guard=guard,
+            # A campaign's attacker (guarded: user input) is read to a bound, like a target.
+            max_response_bytes=stream_limit_for(request) if guard is not None else None,
         )
-        follower = _Follower(on_turn, on_task)
-        try:
-            async with asyncio.timeout(timeout_s):
-                try:
-                    async for event in client.send_message(SendMessageRequest(message=message)):
-                        await follower.feed(event)
-                except (A2AError, httpx.HTTPError) as exc:
-                    _raise_if_not_allowed(exc)
-                    _raise_if_too_large(exc, attacker_url)
-                    _raise_if_refused(exc, attacker_url, sent=credentials is not None)
-                    if follower.task_id is None:
-                        raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
-                # The stream ended or broke before the task did: poll the task to its end.
-                await _poll_to_end(client, follower, attacker_url)
-        except (asyncio.CancelledError, TimeoutError, ArenaError):
-            # Abandoned (cancel, timeout, or a failure the worker will retry elsewhere): the
-            # attacker must not go on playing it against the target.
-            if follower.task_id is not None and not follower.finished and not follower.cancel_sent:
-                await _cancel_quietly(client, follower.task_id, attacker_url)
-            raise
-        if follower.result is not None:
-            return follower.result
-        reason = follower.status_text or "no reason given"
-        if follower.error_kind == AttackerBusyError.kind:
-            raise AttackerBusyError(f"attacker {attacker_url} refused the match: {reason}")
-        raise InvalidInputError(f"the attacker did not play the match: {reason}")
+        return await _play(connection.client, attacker_url, request, on_turn, on_task, timeout_s, sent=sent)
     except TargetAuthError as exc:  # the attacker's card itself asked for credentials
         raise ConfigError(
             f"attacker {attacker_url} refused to show its card ({exc.message}); "
@@ -292,31 +228,68 @@ async def play_remote_match(
         ) from exc
     except ArenaError as exc:
         if not isinstance(exc, TargetNotAllowedError):
-            _raise_if_not_allowed(exc)  # e.g. the card fetch's "unreachable" over a wrapped refusal
+            raise_not_allowed_in(exc)  # e.g. the card fetch's "unreachable" over a wrapped refusal
         raise
     except TimeoutError as exc:
         raise TargetUnreachableError(
             f"attacker {attacker_url} did not finish within {timeout_s:g} s"
         ) from exc
-    except A2AError as exc:  # client errors and the JSON-RPC errors the attacker answered
-        _raise_if_not_allowed(exc)
-        _raise_if_too_large(exc, attacker_url)
-        _raise_if_refused(exc, attacker_url, sent=credentials is not None)
-        raise TargetProtocolError(f"attacker {attacker_url} failed: {exc}") from exc
-    except httpx.HTTPError as exc:  # the attacker went away while its task was being polled
-        _raise_if_not_allowed(exc)
-        _raise_if_too_large(exc, attacker_url)
-        _raise_if_refused(exc, attacker_url, sent=credentials is not None)
-        raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
+    except (A2AError, httpx.HTTPError) as exc:
+        # A2AError: client errors and the JSON-RPC errors the attacker answered; an HTTP error:
+        # the attacker went away while its task was being polled.
+        _raise_known_failure_in(exc, attacker_url, sent=sent)
+        failed = TargetProtocolError if isinstance(exc, A2AError) else TargetUnreachableError
+        raise failed(f"attacker {attacker_url} failed: {exc}") from exc
     except Exception as exc:
-        _raise_if_not_allowed(exc)  # e.g. inside an exception group
-        _raise_if_too_large(exc, attacker_url)  # raised from inside the SDK's reading, unwrapped
+        # e.g. a refusal inside an exception group, or a response refused from inside the
+        # SDK's reading, unwrapped
+        _raise_refusal_in(exc, attacker_url)
         raise
     finally:
-        if client is not None:
-            await client.close()
-        if owned:
-            await client_http.aclose()
+        if connection is not None:
+            await connection.close()
+
+
+async def _play(
+    client: Client,
+    attacker_url: str,
+    request: MatchRequest,
+    on_turn: TurnCallback | None,
+    on_task: TaskCallback | None,
+    timeout_s: float,
+    *,
+    sent: bool,
+) -> MatchResult:
+    """Send ``request`` to the attacker and follow its task to the end (see play_remote_match)."""
+    message = Message(
+        role=Role.ROLE_USER,
+        message_id=str(uuid.uuid4()),
+        parts=[new_data_part(request.model_dump(mode="json", exclude_none=True))],
+    )
+    follower = _Follower(on_turn, on_task)
+    try:
+        async with asyncio.timeout(timeout_s):
+            try:
+                async for event in client.send_message(SendMessageRequest(message=message)):
+                    await follower.feed(event)
+            except (A2AError, httpx.HTTPError) as exc:
+                _raise_known_failure_in(exc, attacker_url, sent=sent)
+                if follower.task_id is None:
+                    raise TargetUnreachableError(f"attacker {attacker_url} failed: {exc}") from exc
+            # The stream ended or broke before the task did: poll the task to its end.
+            await _poll_to_end(client, follower, attacker_url)
+    except (asyncio.CancelledError, TimeoutError, ArenaError):
+        # Abandoned (cancel, timeout, or a failure the worker will retry elsewhere): the
+        # attacker must not go on playing it against the target.
+        if follower.task_id is not None and not follower.finished and not follower.cancel_sent:
+            await _cancel_quietly(client, follower.task_id, attacker_url)
+        raise
+    if follower.result is not None:
+        return follower.result
+    reason = follower.status_text or "no reason given"
+    if follower.error_kind == AttackerBusyError.kind:
+        raise AttackerBusyError(f"attacker {attacker_url} refused the match: {reason}")
+    raise InvalidInputError(f"the attacker did not play the match: {reason}")
 
 
 async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -> None:
@@ -373,59 +346,37 @@ def _raise_if_refused(exc: BaseException, attacker_url: str, *, sent: bool) -> N
     raise ConfigError(f"attacker {attacker_url} answered {reason}: {fix}") from exc
 
 
-def _client_for(
-    card: AgentCard, interface: AgentInterface, http: httpx.AsyncClient, attacker_url: str
-) -> Client:
-    """A streaming client bound to ``interface`` only (the one checked), JSON-RPC or HTTP+JSON."""
-    pinned = AgentCard()
-    pinned.CopyFrom(card)
-    del pinned.supported_interfaces[:]
-    pinned.supported_interfaces.append(interface)
-    config = ClientConfig(
-        streaming=True, httpx_client=http, supported_protocol_bindings=list(SUPPORTED_BINDINGS)
-    )
-    try:
-        return ClientFactory(config).create(pinned)
-    except ValueError as exc:  # the SDK found no transport for the interface after all
-        version = interface.protocol_version or "no version"
-        raise TargetProtocolError(
-            f"attacker {attacker_url}: the A2A client cannot use the {interface.protocol_binding} "
-            f"interface its agent card lists ({version[:40]}): {exc}"
-        ) from exc
-
-
 def stream_limit_for(request: MatchRequest) -> int:
     """The most bytes a campaign's own attacker may send in one response for ``request``."""
     return STREAM_BYTES_BASE + request.max_turns * STREAM_BYTES_PER_TURN
 
 
-def _raise_if_too_large(exc: BaseException, attacker_url: str) -> None:
-    """A response past the campaign attacker's bound: a protocol error of that attacker (the
-    worker tries it again, each try bounded the same way)."""
-    refused = refused_response_in(exc)
-    if refused is None:
-        return
-    if isinstance(refused, ResponseTooLargeError):
-        raise TargetProtocolError(
-            f"attacker {attacker_url} sent more than {refused.limit} bytes in one response, more "
-            "than a match of this length can need (a campaign's attackers[].url is read to a bound)"
-        ) from None
-    raise TargetProtocolError(f"attacker {attacker_url}: {refused.message}") from None
+def _raise_known_failure_in(exc: BaseException, attacker_url: str, *, sent: bool) -> None:
+    """Raise the refusal, the refused response or the 401/403 behind ``exc``, if any."""
+    _raise_refusal_in(exc, attacker_url)
+    _raise_if_refused(exc, attacker_url, sent=sent)
 
 
-def _raise_if_not_allowed(exc: BaseException) -> None:
-    """Raise the egress guard's refusal behind ``exc``, if there is one (never retried)."""
-    refused = not_allowed_in(exc)
-    if refused is not None:
-        raise TargetNotAllowedError(refused.message) from exc
+def _raise_refusal_in(exc: BaseException, attacker_url: str) -> None:
+    """Raise the egress refusal behind ``exc`` (TargetNotAllowedError), or the response refused
+    past the campaign attacker's bound (TargetProtocolError of that attacker: the worker tries it
+    again, each try bounded the same way)."""
+
+    def describe(refused: ResponseRefusedError) -> str:
+        if isinstance(refused, ResponseTooLargeError):
+            return (
+                f"attacker {attacker_url} sent more than {refused.limit} bytes in one response, more "
+                "than a match of this length can need (a campaign's attackers[].url is read to a bound)"
+            )
+        return f"attacker {attacker_url}: {refused.message}"
+
+    raise_refusal_in(exc, describe=describe)
 
 
 async def _cancel_quietly(client: Client, task_id: str, attacker_url: str) -> None:
     """Ask the attacker to cancel ``task_id``, for at most ``CANCEL_TIMEOUT_S``; raises only a
     cancel of the caller (the match is being abandoned)."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(CANCEL_TIMEOUT_S):
-            await cancel_task_quietly(client, task_id, who=f"attacker {attacker_url}")
+    await cancel_task_quietly(client, task_id, who=f"attacker {attacker_url}", timeout_s=CANCEL_TIMEOUT_S)
 
 
-__all__ = ["TaskCallback", "TurnCallback", "play_remote_match"]
+__all__ = ["TaskCallback", "TurnCallback", "play_remote_match", "stream_limit_for"]

@@ -17,10 +17,10 @@ limit at a time (httpx's own decoders have no bound); targets are asked for thos
 :class:`ResponseRefusedError`.
 
 The limit is ``ARENA_TARGET_MAX_RESPONSE_BYTES`` (``settings.target_max_response_bytes``);
-the target client (:mod:`arena_core.a2a.target_client`) applies it to every request of a
-target. The errors here are signals from inside httpx's reading, on purpose neither httpx
-errors (the a2a-sdk would call them network failures, and a network failure is worth a
-retry) nor arena errors: the target client turns them into
+the client (:class:`~arena_core.a2a.client.target_http_client.TargetHttpClient`) applies it
+to every request of a target. The errors here are signals from inside httpx's reading, on
+purpose neither httpx errors (the a2a-sdk would call them network failures, and a network
+failure is worth a retry) nor arena errors: the client turns them into
 :class:`~arena_core.errors.TargetProtocolError` (kind ``target_protocol_error``, which the
 orchestrator does not retry) with the same message, digging them out of the SDK's wrapping
 with :func:`refused_response_in`.
