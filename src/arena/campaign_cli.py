@@ -79,6 +79,8 @@ def campaign_run(
     """Run a campaign: submit it to an orchestrator, or play it in this process."""
     import asyncio
 
+    # Before the campaign engine (and with it a2a-sdk) is imported (see arena_core.telemetry).
+    start_telemetry("cli")
     from arena.campaign_command import (
         CampaignInterrupted,
         fail_above_problems,
@@ -91,7 +93,6 @@ def campaign_run(
     from arena_orchestrator.campaign_models import CampaignReport
 
     interrupt_on_sigterm()
-    start_telemetry("cli")
     settings = settings_from_environment()
     spec, text = read_spec(file, settings)
     url = _orchestrator(orchestrator, settings)

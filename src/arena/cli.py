@@ -269,8 +269,10 @@ def experiment(
 
     interrupt_on_sigterm()
     settings = settings_from_environment()
-    chosen = [s.strip() for s in strategies.split(",")] if strategies else list(STRATEGY_NAMES)
-    chosen_profiles = [p.strip() for p in profiles.split(",") if p.strip()]
+    # A name given twice is played once (dict.fromkeys keeps the order).
+    names = (s.strip() for s in strategies.split(",")) if strategies else STRATEGY_NAMES
+    chosen = list(dict.fromkeys(names))
+    chosen_profiles = list(dict.fromkeys(p.strip() for p in profiles.split(",") if p.strip()))
     goal = Objective(phrase=objective)
     for name in chosen:
         _check_names(

@@ -1,9 +1,8 @@
 """What every ``arena`` sub-command shares: the consoles, telemetry, error lines and SIGTERM.
 
 Settings come from :func:`arena_core.service_runner.settings_from_environment`, which the services'
-entry points use too. The command modules (:mod:`arena.cli`, :mod:`arena.serve_cli`,
-:mod:`arena.campaign_cli`) import this one, and it imports none of them: the CLI's modules never
-import each other in a circle.
+entry points use too. The command modules (:mod:`arena.cli`, :mod:`arena.campaign_cli`) import
+this one, and it imports none of them: the CLI's modules never import each other in a circle.
 """
 
 from __future__ import annotations
@@ -31,10 +30,19 @@ def start_telemetry(service: str) -> None:
 
 
 def interrupt_on_sigterm() -> None:
-    """Make SIGTERM raise KeyboardInterrupt, so commands with child processes or a campaign stop
-    them on SIGTERM too; the default handler would skip that cleanup."""
+    """Make SIGTERM stop a command as Ctrl-C does, so that it stops its child processes, or
+    cancels its campaign and keeps what was played; the default handler would skip that cleanup.
+
+    Inside ``asyncio.run`` Ctrl-C cancels the main task (so it can clean up), which a
+    KeyboardInterrupt raised from a signal handler would not: SIGTERM then calls that same SIGINT
+    handler. Elsewhere it raises KeyboardInterrupt.
+    """
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+            on_sigint(signal.SIGINT, frame)  # asyncio.run's: cancel the main task, as Ctrl-C does
+            return
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, handler)

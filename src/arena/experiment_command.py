@@ -181,10 +181,13 @@ def experiment_spec(
             seed=seed,
         )
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()
-        )
+        problems = "; ".join(_problem(error["loc"], error["msg"]) for error in exc.errors())
         raise InvalidInputError(f"the experiment is not a valid campaign: {problems}") from exc
+
+
+def _problem(loc: tuple[int | str, ...], message: str) -> str:
+    where = ".".join(str(part) for part in loc)
+    return f"{where}: {message}" if where else message
 
 
 def _objective_spec(objective: Objective, judge: str) -> ObjectiveSpec:

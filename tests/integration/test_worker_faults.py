@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
+import redis.asyncio
 from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
@@ -44,7 +45,7 @@ from arena_core.errors import TargetUnreachableError
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome
 from arena_core.redis_state import RedisClients
-from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
+from arena_core.redis_state.keys import MATCH_QUEUE_GROUP, RedisKeys
 from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.campaign_models import Campaign, CampaignProgress, MatchJob, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService, new_campaign_id
@@ -56,6 +57,7 @@ from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
 from arena_orchestrator.worker import CampaignWorker, WorkerConfig
 from conftest import InProcessArena
+from support.redis_server import RedisServer
 from support.uvicorn_server import bound_socket, serve_app, socket_url
 from support.worker_runs import Waits, World, ended, one_cell_spec, running, world_fixtures
 
@@ -294,6 +296,33 @@ async def test_a_match_whose_workers_keep_dying_ends_after_match_attempts(redis_
     assert player.plays[0] == 2, "the third worker played a match out of attempts"
     assert (done.status, done.counts.error) == ("completed", 1)
     assert await redis_world.service.queue.depth() == 0
+
+
+async def test_a_match_of_a_campaign_gone_meanwhile_is_not_tried_again(
+    redis_world: World, redis_server: RedisServer, redis_namespace: str
+) -> None:
+    # The campaign's state expires (or is deleted) while a try fails: there is nothing left to
+    # play for, so the match is dropped (its delivery acknowledged), neither retried nor crashing.
+    progress = await redis_world.service.submit(make_spec())
+    meta = RedisKeys(redis_namespace).campaign(progress.id)
+
+    async def script(job: MatchJob) -> MatchResult:
+        client = redis.asyncio.Redis.from_url(redis_server.url)
+        try:
+            await client.delete(meta)
+        finally:
+            await client.aclose()
+        raise TargetUnreachableError("attacker went away")
+
+    player = FakePlayer(script)
+    async with running(redis_world.worker(player, "w1", match_attempts=3)):
+        await eventually(lambda: _true(player.plays[0] == 1), "the match is played once")
+        await eventually(lambda: _zero(redis_world.service.queue.depth()), "the delivery is acknowledged")
+    assert player.plays[0] == 1, "a match of a campaign that is gone was tried again"
+
+
+async def _zero(depth: Awaitable[int]) -> bool:
+    return await depth == 0
 
 
 async def _true(value: bool) -> bool:

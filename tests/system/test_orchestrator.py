@@ -328,8 +328,9 @@ def test_in_process_campaigns_gate_ci_with_fail_above(agents: Agents, tmp_path: 
     assert unknown.returncode == 2 and "no saved report" in unknown.stderr
 
 
-def test_an_interrupted_in_process_campaign_keeps_the_matches_played(agents: Agents, tmp_path: Path) -> None:
-    """Ctrl-C cancels an in-process campaign, and its reports hold the matches played."""
+def test_a_stopped_in_process_campaign_keeps_the_matches_played(agents: Agents, tmp_path: Path) -> None:
+    """SIGTERM, like Ctrl-C (tests/system/test_experiment.py), cancels an in-process campaign, and
+    its reports hold the matches played."""
     spec = tmp_path / "long.yaml"
     spec.write_text(
         yaml.safe_dump(
@@ -362,12 +363,13 @@ def test_an_interrupted_in_process_campaign_keeps_the_matches_played(agents: Age
                 assert process.poll() is None, "the campaign ended before it was interrupted"
                 assert time.monotonic() < deadline, "no match was played"
                 time.sleep(0.2)
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signal.SIGTERM)
             output, _ = process.communicate(timeout=120)
         finally:
             if process.poll() is None:
                 process.kill()
     assert process.returncode == 130, output + log.read_text(errors="replace")[-3000:]
+    assert "Traceback" not in log.read_text(errors="replace")
     assert "interrupted: the campaign was canceled" in log.read_text(errors="replace")
     report = json.loads((out / "report.json").read_text())
     assert report["progress"]["status"] == "canceled"

@@ -199,7 +199,7 @@ def test_the_experiment_campaign_has_a_defender_per_profile_and_an_attacker_per_
 def test_an_experiment_that_is_no_valid_campaign_is_invalid_input() -> None:
     with pytest.raises(InvalidInputError, match=r"not a valid campaign: repetitions: .*10000"):
         spec(repetitions=10_001)
-    with pytest.raises(InvalidInputError, match="two attackers are called 'pair'"):
+    with pytest.raises(InvalidInputError, match="campaign: two attackers are called 'pair'"):
         spec(strategies=("pair", "pair"))
 
 

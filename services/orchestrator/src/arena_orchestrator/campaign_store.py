@@ -111,7 +111,8 @@ class CampaignStore(Protocol):
         ...
 
     async def mark_running(self, job: MatchJob, info: str) -> int:
-        """Note that ``job`` is being played (``info``: JSON saying by whom); return its attempt number."""
+        """Note that ``job`` is being played (``info``: JSON saying by whom); return its attempt
+        number (from 1), or -1 when the campaign is gone (its state expired or was deleted)."""
         ...
 
     async def record(self, record: MatchRecord, *, max_tokens: int | None) -> bool:

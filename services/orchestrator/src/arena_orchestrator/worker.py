@@ -394,7 +394,7 @@ class CampaignWorker:
                 await self._store.release_slots(job)
 
     async def _play_with_retries(self, job: MatchJob, running: _Running) -> tuple[MatchResult | None, int]:
-        """Play until a result worth keeping; None when the campaign was canceled meanwhile."""
+        """Play until a result worth keeping; None when the campaign was canceled meanwhile, or is gone."""
         info = json.dumps({"worker": self.name, "attacker": job.attacker_url, "since": _now().isoformat()})
         limit = self._config.match_attempts
         # Tries that stopping workers cut short and handed back are not the match's fault.
@@ -408,8 +408,10 @@ class CampaignWorker:
             running.in_try = True
             # Counted in the store across workers: a match whose worker keeps dying ends too.
             attempt = await self._store.mark_running(job, info)
-            if attempt > 0:
-                attempt = max(1, attempt - uncharged)
+            if attempt < 1:
+                # The campaign's state is gone (expired or deleted): nothing is left to play for.
+                return None, 0
+            attempt = max(1, attempt - uncharged)
             started = _now()
             if attempt > limit:
                 message = (

@@ -313,8 +313,7 @@ async def call_with_retries(
     The one place that decides what a model failure means: 429, 5xx, timeouts
     and connection errors are retried with backoff, then raised as
     :class:`ModelUnavailableError`; anything else is raised at once as
-    :class:`ModelRequestError`. An exception wrapping another (any-llm's
-    ``original_exception``) is classified by the wrapped one when it has one.
+    :class:`ModelRequestError`.
     """
     attempt = 0
     while True:

@@ -102,8 +102,10 @@ async def connect(
     client is made, guarded when a ``guard`` is given, and owned by the connection. Requests
     go through a :class:`TargetHttpClient` when there are ``credentials``, a ``limiter`` or a
     ``max_response_bytes`` (``None``: the default limit, applied only if the client is wrapped
-    for another reason). ``timeout_s`` bounds every request; connecting takes at most
-    :data:`CONNECT_TIMEOUT_S` of it.
+    for another reason). ``timeout_s`` bounds the egress checks' DNS lookups (at most
+    :data:`CONNECT_TIMEOUT_S`) and the rate limit's waits; the requests themselves keep the
+    timeouts of the httpx client: the caller's, or (made here) ``timeout_s``, connecting
+    within :data:`CONNECT_TIMEOUT_S` of it.
     """
     connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
     if guard is not None:
@@ -151,7 +153,10 @@ def _sdk_http(
 
 
 def _allow(credentials: TargetCredentials, url: str, interface: AgentInterface) -> None:
-    """Send ``credentials`` to the chosen interface too; refuse it when it leaves their scope."""
+    """Send ``credentials`` to the chosen interface too; refuse it when it leaves their scope.
+
+    Only a target's token has a scope (an attacker's token goes to its agent's origins only).
+    """
     if not credentials.in_scope(interface.url):
         raise TargetNotAllowedError(
             f"the agent card of {display_origin(url)} moves the match to an interface on "

@@ -13,8 +13,9 @@ retried), and a connection that broke is never taken for an agent that misspoke:
   (:func:`connection_failure_in`, :func:`raise_broken_connection_in`);
 * a 401 or 403 -> :class:`~arena_core.errors.TargetAuthError` (:func:`status_in_chain`, :func:`auth_failure`).
 
-While credentials are in use a translated error is chained to nothing (:func:`chained_cause`):
-the original can quote them, and a chained traceback reaches logs and spans unredacted.
+While credentials are in use a translated transport or SDK error is chained to nothing
+(:func:`chained_cause`): the original can quote them, and a chained traceback reaches logs and
+spans unredacted. An egress refusal keeps its cause: it comes from the arena's own guard.
 """
 
 from __future__ import annotations
