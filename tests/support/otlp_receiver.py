@@ -15,13 +15,21 @@ free 127.0.0.1 ports in background threads:
 Every exported span becomes a :class:`ReceivedSpan` and every metric a
 :class:`ReceivedMetric`; tests query them with :meth:`OtlpReceiver.spans`,
 :meth:`OtlpReceiver.traces`, :meth:`OtlpReceiver.wait_for_spans` and friends.
+
+It also runs as a program, in place of Jaeger in a container
+(tests/system/test_compose_engine.py): ``python otlp_receiver.py --host 0.0.0.0
+--http-port 4318 --grpc-port 4317`` serves until SIGTERM. As a program it needs only
+grpcio, protobuf and opentelemetry-proto (every arena image holds them), not the test tree.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import gzip
 import json
+import signal
+import socket
 import threading
 import time
 import zlib
@@ -43,8 +51,6 @@ from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from arena.local_services import LOOPBACK, free_port
-
 __all__ = ["OtlpReceiver", "ReceivedMetric", "ReceivedSpan", "decode_any_value"]
 
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
@@ -60,6 +66,17 @@ STATUS_CODE_NAMES: dict[int, str] = {
     trace_pb2.Status.STATUS_CODE_ERROR: "ERROR",
 }
 _BIND_ATTEMPTS = 5
+LOOPBACK = "127.0.0.1"
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port that was free a moment ago (bound right after).
+
+    ``arena.local_services.free_port``'s twin: as a program in an image, the receiver has no CLI.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 # --------------------------------------------------------------------------- decoded records
@@ -796,3 +813,25 @@ class OtlpReceiver:
         spans = self.traces().get(trace_id.lower())
         data = [_jaeger_trace(trace_id.lower(), spans)] if spans else []
         return {"data": data, "total": 0, "limit": 0, "offset": 0, "errors": None}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve OTLP and the read-back API on fixed ports until SIGTERM or SIGINT."""
+    parser = argparse.ArgumentParser(description="OTLP receiver with a Jaeger-shaped read-back API")
+    parser.add_argument("--host", default=LOOPBACK)
+    parser.add_argument("--http-port", type=int, default=4318)
+    parser.add_argument("--grpc-port", type=int, default=4317, help="0: no OTLP/gRPC")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    receiver = OtlpReceiver(
+        args.host, http_port=args.http_port, grpc_port=args.grpc_port or None, serve_grpc=args.grpc_port != 0
+    )
+    with receiver:
+        print(f"otlp-receiver: OTLP/HTTP and the read-back API on {receiver.http_endpoint}", flush=True)
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()
