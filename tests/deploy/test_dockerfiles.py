@@ -441,8 +441,10 @@ def test_healthcheck_probes_healthz_on_the_exposed_port(dockerfile: Dockerfile, 
     assert re.search(rf"http://(127\.0\.0\.1|localhost):{service.port}/healthz\b", command), (
         f"the HEALTHCHECK must request /healthz on port {service.port}: {command.strip()}"
     )
-    # python:*-slim has neither curl nor wget; the probe must use the interpreter in the image.
-    assert "urllib" in command
+    # python:*-slim has neither curl nor wget; the probe must use the interpreter in the image,
+    # in an exec form with no spaces inside an argument (podman 4.3's Docker API splits them).
+    assert json.loads(command.strip())[:3] == ["python", "-m", "arena_core.healthcheck"], command
+    assert not any(" " in arg for arg in json.loads(command.strip())), command
     assert not re.search(r"\b(curl|wget)\b", command)
 
     given = dict(re.findall(r"--([a-z-]+)=(\S+)", options))

@@ -17,13 +17,14 @@ lack, this module stands in for, and says so:
   sandbox lacks), set in a containers.conf of the run's own (``CONTAINERS_CONF``).
 * With no systemd, podman cannot schedule healthchecks: :class:`HealthcheckDriver` runs
   every container's own healthcheck command (``podman healthcheck run``): every two seconds
-  until all are healthy, then on the Compose file's interval.
+  until it is healthy, then on its interval from the Compose file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -36,6 +37,7 @@ import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ContainerEngine",
@@ -50,9 +52,9 @@ UV_WHEEL_SHA256 = {
 }
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_SUITE = "bookworm"
-# Changing a recipe below changes the tags, so a stale stand-in is never reused.
-RECIPE_VERSION = "1"
+DEBOOTSTRAP_OPTIONS = ("--variant=minbase", "--include=python3,ca-certificates")
 HOST_CA_BUNDLE_IN_IMAGE = "/usr/local/share/ca-certificates/arena-host-bundle.pem"
+IMPORT_CHANGES = (f"ENV SSL_CERT_FILE={HOST_CA_BUNDLE_IN_IMAGE}", "ENV LANG=C.UTF-8", 'CMD ["python3"]')
 CONTAINERS_CONF = """\
 # Written by tests/support/container_engine.py for one test run.
 [containers]
@@ -87,10 +89,22 @@ USER redis
 ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]
 CMD ["redis-server"]
 """
-# What each step may take on two cores (debootstrap ~1 min, a service image ~1 min, the model
-# image ~20 min on a new machine: llama.cpp compiles from its sdist).
+# What each step may take on two cores: debootstrap about a minute, a service image about one,
+# the model image about 13 on a new machine (llama.cpp compiles from its sdist).
 DEBOOTSTRAP_TIMEOUT_S = 900
-BUILD_TIMEOUT_S = 2400
+BUILD_TIMEOUT_S = 2700
+# What the engine needs beyond podman (.ci/run installs the Debian packages).
+ENGINE_PROGRAMS = {
+    "podman": "podman",
+    "runc": "runc",
+    "iptables": "iptables",
+    "debootstrap": "debootstrap",
+}
+ENGINE_FILES = {
+    "/usr/lib/podman/netavark": "netavark",
+    "/usr/lib/podman/aardvark-dns": "aardvark-dns",
+    "/usr/libexec/podman/catatonit": "catatonit",
+}
 
 
 def container_engine_unavailable() -> str | None:
@@ -99,9 +113,14 @@ def container_engine_unavailable() -> str | None:
         return f"needs x86_64 Linux (found {platform.system()} {platform.machine()})"
     if os.geteuid() != 0:
         return "needs root (rootful podman, debootstrap); .ci/run runs as root"
-    missing = [tool for tool in ("podman", "debootstrap") if shutil.which(tool) is None]
+    missing = sorted(
+        {package for program, package in ENGINE_PROGRAMS.items() if shutil.which(program) is None}
+        | {package for path, package in ENGINE_FILES.items() if not Path(path).exists()}
+    )
     if missing:
-        return f"{' and '.join(missing)} not installed (apt-get install podman debootstrap; .ci/run does)"
+        return (
+            f"not installed: {' '.join(missing)} (Debian: apt-get install {' '.join(missing)}; .ci/run does)"
+        )
     return None
 
 
@@ -112,16 +131,28 @@ def _run(
     timeout: float,
     what: str,
     cwd: Path | None = None,
-    stdin: bytes | None = None,
+    stdin: Any = None,
+    check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
     done = subprocess.run(
-        argv, capture_output=True, check=False, timeout=timeout, env=dict(env), cwd=cwd, input=stdin
+        argv, capture_output=True, check=False, timeout=timeout, env=dict(env), cwd=cwd, stdin=stdin
     )
-    if done.returncode != 0:
+    if check and done.returncode != 0:
         output = (done.stdout + done.stderr).decode(errors="replace")
         tail = "\n".join(output.splitlines()[-40:])
         raise AssertionError(f"{what} failed ({done.returncode}): {' '.join(argv)}\n{tail}")
     return done
+
+
+def _unmount_below(root: Path) -> None:
+    """Lazily unmount every mount point under ``root`` (deepest first); never raises."""
+    try:
+        mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    except OSError:
+        return
+    below = sorted((m for m in mounts if m.startswith(f"{root}/")), key=len, reverse=True)
+    for mount in below:
+        subprocess.run(["umount", "-l", mount], capture_output=True, check=False, timeout=60)
 
 
 @dataclass(frozen=True)
@@ -158,15 +189,39 @@ class ContainerEngine:
         }
 
     def podman(self, *args: str, timeout: float = 120, what: str = "podman") -> str:
+        """podman's standard output; a failure raises with what it printed."""
         return _run(["podman", *args], env=self.env, timeout=timeout, what=what).stdout.decode()
 
-    def image_exists(self, name: str) -> bool:
-        return (
-            subprocess.run(
-                ["podman", "image", "exists", name], env=self.env, check=False, capture_output=True
+    def podman_status(self, *args: str, timeout: float = 120) -> int:
+        """podman's exit status, for commands that may fail (cleanup, probes)."""
+        try:
+            return _run(
+                ["podman", *args], env=self.env, timeout=timeout, what="podman", check=False
             ).returncode
-            == 0
-        )
+        except subprocess.TimeoutExpired:
+            return -1
+
+    def image_exists(self, name: str) -> bool:
+        return self.podman_status("image", "exists", name, timeout=60) == 0
+
+    def project_objects(self, project: str) -> dict[str, list[str]]:
+        """The containers, volumes and networks a Compose project has (by its label)."""
+        label = f"label=com.docker.compose.project={project}"
+        return {
+            "container": self.podman("ps", "--all", "--quiet", "--filter", label).split(),
+            "volume": self.podman("volume", "ls", "--quiet", "--filter", label).split(),
+            "network": self.podman("network", "ls", "--quiet", "--filter", label).split(),
+        }
+
+    def remove_project(self, project: str) -> None:
+        """Remove whatever a Compose project left; never raises (it runs in cleanup)."""
+        try:
+            objects = self.project_objects(project)
+        except (AssertionError, subprocess.SubprocessError):
+            return
+        for kind in ("container", "volume", "network"):  # containers first: they hold the rest
+            if objects[kind]:
+                self.podman_status(kind, "rm", "--force", *objects[kind], timeout=300)
 
     # ----------------------------------------------------------------- the Docker API
 
@@ -227,15 +282,17 @@ class ContainerEngine:
         ca_bundle = Path(os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt")
         assert ca_bundle.is_file(), f"no CA bundle at {ca_bundle} (set SSL_CERT_FILE)"
         bundle = ca_bundle.read_bytes()
-        digest = hashlib.sha256()
-        for part in (RECIPE_VERSION, DEBIAN_MIRROR, DEBIAN_SUITE, CONTAINERS_CONF, REDIS_CONTAINERFILE):
-            digest.update(part.encode())
-        digest.update(bundle)
+        # Every input of every recipe: a change of any gives new tags, so no stale stand-in is used.
+        digest = hashlib.sha256(bundle)
+        for part in (DEBIAN_MIRROR, DEBIAN_SUITE, *DEBOOTSTRAP_OPTIONS, *IMPORT_CHANGES):
+            digest.update(part.encode() + b"\0")
+        for part in (REDIS_CONTAINERFILE, REDIS_ENTRYPOINT, uv_version, UV_WHEEL_SHA256.get(uv_version, "")):
+            digest.update(part.encode() + b"\0")
         stamp = digest.hexdigest()[:12]
         python = f"localhost/arena-standin/python:{DEBIAN_SUITE}-{stamp}"
         if not self.image_exists(python):
             self._build_python(python, bundle)
-        uv = f"localhost/arena-standin/uv:{uv_version}"
+        uv = f"localhost/arena-standin/uv:{uv_version}-{stamp}"
         if not self.image_exists(uv):
             self._build_uv(uv, uv_version)
         redis = f"localhost/arena-standin/redis:{DEBIAN_SUITE}-{stamp}"
@@ -247,19 +304,16 @@ class ContainerEngine:
         # Under /var/tmp: a root file system with device nodes, not on a tmpfs.
         with tempfile.TemporaryDirectory(prefix="arena-rootfs-", dir="/var/tmp") as scratch:
             rootfs = Path(scratch) / "rootfs"
-            _run(
-                [
-                    "debootstrap",
-                    "--variant=minbase",
-                    "--include=python3,ca-certificates",
-                    DEBIAN_SUITE,
-                    str(rootfs),
-                    DEBIAN_MIRROR,
-                ],
-                env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
-                timeout=DEBOOTSTRAP_TIMEOUT_S,
-                what="debootstrap",
-            )
+            try:
+                _run(
+                    ["debootstrap", *DEBOOTSTRAP_OPTIONS, DEBIAN_SUITE, str(rootfs), DEBIAN_MIRROR],
+                    env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
+                    timeout=DEBOOTSTRAP_TIMEOUT_S,
+                    what="debootstrap",
+                )
+            finally:
+                # A debootstrap killed by the timeout leaves its /proc and /sys mounts inside.
+                _unmount_below(rootfs)
             for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
                 for entry in (rootfs / cache).glob("*"):
                     if entry.is_file():
@@ -267,30 +321,21 @@ class ContainerEngine:
             target = rootfs / HOST_CA_BUNDLE_IN_IMAGE.lstrip("/")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(ca_bundle)
-            tar = subprocess.run(
-                ["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."],
-                capture_output=True,
+            archive = Path(scratch) / "rootfs.tar"
+            subprocess.run(
+                ["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(archive), "."],
                 check=True,
                 timeout=600,
             )
-            _run(
-                [
-                    "podman",
-                    "import",
-                    "--change",
-                    f"ENV SSL_CERT_FILE={HOST_CA_BUNDLE_IN_IMAGE}",
-                    "--change",
-                    "ENV LANG=C.UTF-8",
-                    "--change",
-                    'CMD ["python3"]',
-                    "-",
-                    name,
-                ],
-                env=self.env,
-                timeout=600,
-                what="podman import (the bookworm root file system)",
-                stdin=tar.stdout,
-            )
+            changes = [arg for change in IMPORT_CHANGES for arg in ("--change", change)]
+            with archive.open("rb") as stdin:
+                _run(
+                    ["podman", "import", *changes, "-", name],
+                    env=self.env,
+                    timeout=600,
+                    what="podman import (the bookworm root file system)",
+                    stdin=stdin,
+                )
 
     def _build_uv(self, name: str, version: str) -> None:
         sha256 = UV_WHEEL_SHA256.get(version)
@@ -327,21 +372,23 @@ class ContainerEngine:
             (wheel,) = work.glob(f"uv-{version}-*.whl")
             image = work / "image"
             image.mkdir()
-            with zipfile.ZipFile(wheel) as archive:
+            with zipfile.ZipFile(wheel) as wheel_zip:
                 for binary in ("uv", "uvx"):
                     target = image / binary
-                    target.write_bytes(archive.read(f"uv-{version}.data/scripts/{binary}"))
+                    target.write_bytes(wheel_zip.read(f"uv-{version}.data/scripts/{binary}"))
                     target.chmod(0o755)
-            tar = subprocess.run(
-                ["tar", "-C", str(image), "-c", "uv", "uvx"], capture_output=True, check=True
+            archive = work / "uv.tar"
+            subprocess.run(
+                ["tar", "-C", str(image), "-cf", str(archive), "uv", "uvx"], check=True, timeout=300
             )
-            _run(
-                ["podman", "import", "-", name],
-                env=self.env,
-                timeout=300,
-                what="podman import (uv)",
-                stdin=tar.stdout,
-            )
+            with archive.open("rb") as stdin:
+                _run(
+                    ["podman", "import", "-", name],
+                    env=self.env,
+                    timeout=300,
+                    what="podman import (uv)",
+                    stdin=stdin,
+                )
 
     def _build_redis(self, name: str, base: str) -> None:
         with tempfile.TemporaryDirectory(prefix="arena-redis-") as scratch:
@@ -359,16 +406,21 @@ class ContainerEngine:
 class HealthcheckDriver:
     """Runs the healthchecks of a Compose project's containers, as the engine's timers would.
 
-    Every two seconds while some container is not yet healthy (so that ``depends_on`` and
-    ``up --wait`` go on without delay), then on the Compose file's interval of ten seconds.
+    A container's check runs every two seconds until it is healthy (so that ``depends_on`` and
+    ``up --wait`` go on without delay), then on its own interval from the Compose file, so that
+    ``retries`` failures in a row take as long as under the engine. Unexpected errors of the
+    driver itself are kept in :attr:`errors` (the test fails on them); a podman command that
+    fails or times out is tried again on the next round.
     """
 
     STARTING_INTERVAL_S = 2.0
-    HEALTHY_INTERVAL_S = 10.0
 
     def __init__(self, engine: ContainerEngine, project: str) -> None:
         self.engine = engine
         self.project = project
+        self.errors: list[str] = []
+        self._due: dict[str, float] = {}
+        self._intervals: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="healthchecks", daemon=True)
 
@@ -381,45 +433,42 @@ class HealthcheckDriver:
         self._thread.join(timeout=60)
 
     def _containers(self) -> dict[str, str]:
-        """The running containers that have a healthcheck, with their status."""
-        done = subprocess.run(
-            [
-                "podman",
-                "ps",
-                "--filter",
-                f"label=com.docker.compose.project={self.project}",
-                "--format",
-                "{{.ID}} {{.Status}}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=self.engine.env,
-            timeout=60,
+        """The running containers that have a healthcheck, with their health."""
+        listing = self.engine.podman(
+            "ps",
+            "--filter",
+            f"label=com.docker.compose.project={self.project}",
+            "--format",
+            "{{.ID}} {{.Status}}",
         )
         # "Up 3 seconds ago (starting)", "(healthy)", "(unhealthy)"; none without a healthcheck.
         return {
             line.split()[0]: line.rsplit("(", 1)[1].rstrip(")")
-            for line in done.stdout.splitlines()
+            for line in listing.splitlines()
             if line.rstrip().endswith(")")
         }
 
+    def _interval_s(self, container: str) -> float:
+        if container not in self._intervals:
+            (inspected,) = json.loads(self.engine.podman("inspect", container))
+            interval_ns = int((inspected["Config"].get("Healthcheck") or {}).get("Interval") or 30e9)
+            self._intervals[container] = interval_ns / 1e9
+        return self._intervals[container]
+
+    def _round(self) -> None:
+        for container, health in self._containers().items():
+            if self._stop.is_set() or time.monotonic() < self._due.get(container, 0.0):
+                continue
+            self.engine.podman_status("healthcheck", "run", container, timeout=30)
+            wait = self._interval_s(container) if health == "healthy" else self.STARTING_INTERVAL_S
+            self._due[container] = time.monotonic() + wait
+
     def _loop(self) -> None:
         while not self._stop.is_set():
-            started = time.monotonic()
-            interval = self.STARTING_INTERVAL_S
-            with contextlib.suppress(subprocess.SubprocessError, OSError):
-                containers = self._containers()
-                if containers and all(status == "healthy" for status in containers.values()):
-                    interval = self.HEALTHY_INTERVAL_S
-                for container in containers:
-                    if self._stop.is_set():
-                        return
-                    subprocess.run(
-                        ["podman", "healthcheck", "run", container],
-                        capture_output=True,
-                        check=False,
-                        env=self.engine.env,
-                        timeout=30,
-                    )
-            self._stop.wait(max(0.0, interval - (time.monotonic() - started)))
+            try:
+                self._round()
+            except (AssertionError, subprocess.SubprocessError, OSError):
+                pass  # podman failed or timed out: the next round tries again
+            except Exception as exc:  # kept for the test to report, never lost
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            self._stop.wait(0.5)

@@ -18,16 +18,19 @@ The override file holds only what this machine needs (tests/support/container_en
 why each stand-in exists): the base images as build arguments (local stand-ins built from
 Debian's packages), Redis from Debian's redis-server, the project's OTLP receiver in place of
 Jaeger (no Jaeger image can be had here; it runs in the orchestrator's image, which holds the
-OTLP protobuf and gRPC packages), the network's subnet (198.18.0.0/15, never a private range)
-and published ports on free ports of this machine (8080 may be taken). The stack otherwise runs
-with what a user would put in deploy/.env for a quick deterministic run: the scripted model
-(the real one is proven in step 1; on two cores it would take an hour for the campaign).
+OTLP protobuf and gRPC packages), the network's subnet (198.18.0.0/15, never a private range),
+published ports on free ports of this machine (8080 may be taken), and image names of the run's
+own (a test must not replace the a2a-arena/*:0.1.0 images of a real build on the machine).
+The stack otherwise runs with what a user would put in deploy/.env for a quick deterministic
+run: the scripted model (the real one is proven in step 1; on two cores it would take an hour
+for the campaign).
 
 Root only (rootful podman, debootstrap); skipped with the reason elsewhere. A new machine
 builds everything (llama.cpp compiles in the model image: about 15 minutes on two cores).
 Later runs on the same machine reuse the stand-ins and the wheels in uv's cache mount (podman's
-Docker API builds without a layer cache) and take about 5 minutes. Like any local build, each
-run leaves its images in podman's storage (``podman image prune`` reclaims them).
+Docker API builds without a layer cache) and take about 5 minutes. The test removes the stack and
+the images it built, also when it fails; the untagged build stages stay in podman's storage, as
+after any build (``podman image prune`` reclaims them).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import yaml
 
 from arena.local_services import free_port
 from support.container_engine import (
+    BUILD_TIMEOUT_S,
     ContainerEngine,
     HealthcheckDriver,
     StandinImages,
@@ -70,7 +74,6 @@ USER_SETTINGS = {
 }
 SERVICE_UID = "10001"
 UP_TIMEOUT_S = 600
-BUILD_TIMEOUT_S = 2700
 
 
 def _uv_version() -> str:
@@ -80,13 +83,16 @@ def _uv_version() -> str:
     return match.group(1)
 
 
-def _override(images: StandinImages, subnet: str, ports: dict[str, int]) -> dict[str, Any]:
+def _override(
+    images: StandinImages, built: dict[str, str], subnet: str, ports: dict[str, int]
+) -> dict[str, Any]:
+    """The only changes to compose.yaml (the module's docstring says why each is needed)."""
     bases = {"args": {"PYTHON_IMAGE": images.python, "UV_IMAGE": images.uv}}
     return {
         "services": {
             "redis": {"image": images.redis, "pull_policy": "never"},
             "jaeger": {
-                "image": "a2a-arena/orchestrator:0.1.0",
+                "image": built["orchestrator"],
                 "pull_policy": "never",
                 "entrypoint": ["python", "/opt/otlp_receiver.py"],
                 "command": ["--host", "0.0.0.0", "--http-port", "4318", "--grpc-port", "4317"],
@@ -97,8 +103,12 @@ def _override(images: StandinImages, subnet: str, ports: dict[str, int]) -> dict
                     "test": ["CMD", "python", "-m", "arena_core.healthcheck", "http://127.0.0.1:4318/healthz"]
                 },
             },
-            **{name: {"build": bases} for name in ARENA_SERVICES},
-            "orchestrator": {"build": bases, "ports": [f"127.0.0.1:{ports['orchestrator']}:8080"]},
+            **{name: {"build": bases, "image": built[name]} for name in ARENA_SERVICES},
+            "orchestrator": {
+                "build": bases,
+                "image": built["orchestrator"],
+                "ports": [f"127.0.0.1:{ports['orchestrator']}:8080"],
+            },
         },
         "networks": {"default": {"ipam": {"config": [{"subnet": subnet}]}}},
     }
@@ -113,13 +123,32 @@ def _override_text(override: dict[str, Any]) -> str:
 class Stack:
     """docker-compose for one project of this run's, with the override."""
 
-    def __init__(self, engine: ContainerEngine, workdir: Path, override: dict[str, Any]) -> None:
+    def __init__(self, engine: ContainerEngine, workdir: Path, images: StandinImages) -> None:
         self.engine = engine
+        self.images = images
         self.project = f"arena-engine-{secrets.token_hex(3)}"
+        # Images of this run's own, never the a2a-arena/*:0.1.0 of a real build on this machine
+        # (the two defender services share one, as in compose.yaml).
+        self.built = {
+            name: f"localhost/{self.project}/{name.removesuffix('-naive')}:test" for name in ARENA_SERVICES
+        }
+        self.subnet = f"198.19.{secrets.randbelow(200) + 20}.0/24"
+        self.ports: dict[str, int] = {}
         self.override = workdir / "compose.override.yaml"
-        self.override.write_text(_override_text(override), encoding="utf-8")
+        self.write_override()
         self.env_file = workdir / "compose.env"
         self.env_file.write_text("".join(f"{key}={value}\n" for key, value in USER_SETTINGS.items()))
+
+    def write_override(self) -> None:
+        """(Again) with ports that are free now: call it right before ``up``."""
+        self.ports = {"orchestrator": free_port(), "otlp": free_port()}
+        override = _override(self.images, self.built, self.subnet, self.ports)
+        self.override.write_text(_override_text(override), encoding="utf-8")
+
+    def remove(self) -> None:
+        """Whatever is left of the project and its images; never raises (it runs in cleanup)."""
+        self.engine.remove_project(self.project)
+        self.engine.podman_status("rmi", "--force", *sorted(set(self.built.values())), timeout=300)
 
     def compose(
         self, *args: str, timeout: float = 600, check: bool = True
@@ -149,7 +178,10 @@ class Stack:
         return done
 
     def logs(self) -> str:
-        done = self.compose("logs", "--no-color", "--tail", "40", timeout=120, check=False)
+        try:
+            done = self.compose("logs", "--no-color", "--tail", "40", timeout=120, check=False)
+        except subprocess.TimeoutExpired:
+            return "(docker-compose logs timed out)"
         return done.stdout[-12000:]
 
     def containers(self) -> dict[str, list[dict[str, Any]]]:
@@ -175,17 +207,17 @@ def engine(tmp_path_factory: pytest.TempPathFactory, tools_bin: Path) -> Iterato
         yield engine
 
 
-def _check_the_real_model(engine: ContainerEngine) -> None:
+def _check_the_real_model(engine: ContainerEngine, image: str) -> None:
     """The model image as Compose runs it, but with its defaults: llama.cpp on the baked-in GGUF."""
     port = free_port()
     name = f"arena-engine-model-{secrets.token_hex(3)}"
-    engine.podman(
-        "run", "--detach", "--name", name, "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges", "--init", "--publish", f"127.0.0.1:{port}:8090",
-        "a2a-arena/model:0.1.0", "--host", "0.0.0.0", "--port", "8090",
-        what="podman run (the model image)",
-    )  # fmt: skip
     try:
+        engine.podman(
+            "run", "--detach", "--rm", "--name", name, "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+            "--security-opt", "no-new-privileges", "--init", "--publish", f"127.0.0.1:{port}:8090",
+            image, "--host", "0.0.0.0", "--port", "8090",
+            what="podman run (the model image)",
+        )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 300
         ready = None
@@ -209,8 +241,10 @@ def _check_the_real_model(engine: ContainerEngine) -> None:
         assert body["choices"][0]["message"]["content"].strip(), body
         user = engine.podman("exec", name, "python", "-c", "import os; print(os.getuid())").strip()
         assert user == SERVICE_UID
+        # The image's own HEALTHCHECK (what `docker run` uses; Compose gives its own).
+        engine.podman("healthcheck", "run", name, what="the model image's HEALTHCHECK")
     finally:
-        engine.podman("rm", "--force", name, what="podman rm (the model)")
+        engine.podman_status("rm", "--force", name)
 
 
 def _check_containers(stack: Stack) -> None:
@@ -284,16 +318,13 @@ def _wait_for_traces(otlp: str, trace_ids: list[str]) -> None:
 
 
 def test_compose_up_builds_and_runs_the_stack(engine: ContainerEngine, tmp_path: Path) -> None:
-    images = engine.standin_images(_uv_version())
-    ports = {"orchestrator": free_port(), "otlp": free_port()}
-    subnet = f"198.19.{secrets.randbelow(200) + 20}.0/24"
-    stack = Stack(engine, tmp_path, _override(images, subnet, ports))
-
+    stack = Stack(engine, tmp_path, engine.standin_images(_uv_version()))
     try:
         stack.compose("build", timeout=BUILD_TIMEOUT_S)
-        _check_the_real_model(engine)
+        _check_the_real_model(engine, stack.built["model"])
 
-        with HealthcheckDriver(engine, stack.project):
+        stack.write_override()  # the build may have taken long: ports free now
+        with HealthcheckDriver(engine, stack.project) as healthchecks:
             # depends_on waits for each dependency's healthcheck; --wait for every service's.
             stack.compose(
                 "up", "--detach", "--wait", "--wait-timeout", str(UP_TIMEOUT_S), timeout=UP_TIMEOUT_S + 60
@@ -301,7 +332,7 @@ def test_compose_up_builds_and_runs_the_stack(engine: ContainerEngine, tmp_path:
             _check_containers(stack)
 
             report = _run_the_example_campaign(
-                stack, f"http://127.0.0.1:{ports['orchestrator']}", tmp_path / "reports", tmp_path
+                stack, f"http://127.0.0.1:{stack.ports['orchestrator']}", tmp_path / "reports", tmp_path
             )
             spec = yaml.safe_load(CAMPAIGN_FILE.read_text())
             expected = (
@@ -318,14 +349,13 @@ def test_compose_up_builds_and_runs_the_stack(engine: ContainerEngine, tmp_path:
             # Every match played to a verdict (the scripted attacker model refuses crescendo's asks).
             assert all(match["outcome"] != "error" for match in matches), outcomes
             assert {"attacker_won", "defended"} <= {match["outcome"] for match in matches}, outcomes
-            _wait_for_traces(f"http://127.0.0.1:{ports['otlp']}", [match["trace_id"] for match in matches])
-    finally:
-        stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "30", timeout=300, check=False)
+            _wait_for_traces(
+                f"http://127.0.0.1:{stack.ports['otlp']}", [match["trace_id"] for match in matches]
+            )
+        assert not healthchecks.errors, healthchecks.errors
 
-    assert stack.containers() == {}, "containers left after down"
-    left = engine.podman(
-        "volume", "ls", "--filter", f"label=com.docker.compose.project={stack.project}", "-q"
-    )
-    assert not left.strip(), f"volumes left after down --volumes: {left}"
-    networks = engine.podman("network", "ls", "--format", "{{.Name}}").split()
-    assert not [n for n in networks if n.startswith(stack.project)], networks
+        stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "30", timeout=300)
+        left = engine.project_objects(stack.project)
+        assert left == {"container": [], "volume": [], "network": []}, f"left after down --volumes: {left}"
+    finally:
+        stack.remove()

@@ -16,9 +16,14 @@ from arena_core.healthcheck import check, main
 
 class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        status = 200 if self.path == "/readyz" else 503
+        if self.path == "/garbage":
+            self.wfile.write(b"not http at all\r\n\r\n")
+            return
+        status = {"/readyz": 200, "/moved": 302}.get(self.path, 503)
         body = b"ok" if status == 200 else b"redis unreachable"
         self.send_response(status)
+        if status == 302:
+            self.send_header("Location", "/readyz")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -49,6 +54,21 @@ def test_an_error_status_is_unhealthy_with_the_answer(
 ) -> None:
     assert main([f"{server}/other"]) == 1
     assert "answered 503: redis unreachable" in capsys.readouterr().err
+
+
+def test_a_redirect_is_not_followed(server: str) -> None:
+    assert check(f"{server}/moved") == f"{server}/moved answered 302: redis unreachable"
+
+
+def test_a_garbled_answer_is_unhealthy_not_a_traceback(server: str) -> None:
+    problem = check(f"{server}/garbage")
+    assert problem is not None and "unreachable" in problem
+
+
+def test_a_proxy_in_the_environment_is_not_used(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    assert check(f"{server}/readyz") is None
 
 
 def test_nothing_listening_is_unhealthy(server: str) -> None:

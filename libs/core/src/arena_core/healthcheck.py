@@ -9,12 +9,25 @@ import: it runs every few seconds in every container.
 
 from __future__ import annotations
 
+import http.client
 import sys
 import urllib.error
 import urllib.request
+from typing import Any
 
 TIMEOUT_S = 4.0
 USAGE = "usage: python -m arena_core.healthcheck http://127.0.0.1:PORT/PATH"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer of its own (unhealthy), never followed elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# No proxy: the container's HTTP(S)_PROXY must not carry a check of 127.0.0.1 elsewhere.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
 def check(url: str, timeout_s: float = TIMEOUT_S) -> str | None:
@@ -22,12 +35,12 @@ def check(url: str, timeout_s: float = TIMEOUT_S) -> str | None:
     if not url.startswith(("http://", "https://")):
         return f"not an http(s) URL: {url!r}"
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as answer:  # noqa: S310 (scheme checked above)
+        with _OPENER.open(url, timeout=timeout_s) as answer:
             status = int(answer.status)
     except urllib.error.HTTPError as exc:
         return f"{url} answered {exc.code}: {exc.read(300).decode('utf-8', 'replace').strip()}"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return f"{url} unreachable: {getattr(exc, 'reason', exc)}"
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        return f"{url} unreachable: {getattr(exc, 'reason', exc)!s}"
     return None if 200 <= status < 300 else f"{url} answered {status}"
 
 
