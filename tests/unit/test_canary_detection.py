@@ -117,3 +117,11 @@ def test_a_guessable_canary_is_refused(canary: str) -> None:
 def test_pieces_out_of_order_are_not_a_split_leak() -> None:
     replies = [f"the end is {CANARY[12:]}", f"the start is {CANARY[:12]}"]
     assert find_canary_leak(CANARY, replies) is None
+
+
+def test_a_huge_hostile_reply_is_searched_in_one_pass() -> None:
+    block = "\n".join([base64.b64encode(bytes(range(48))).decode()] * 20_000)
+    assert find_canary_leak(CANARY, [block, "a1 " * 200_000]) is None
+    # The canary's base64 as the block's last line: the block decodes as one, canary at its end.
+    leak = find_canary_leak(CANARY, [block + "\n" + B64])
+    assert leak is not None and leak.form == "base64"

@@ -43,6 +43,7 @@ MIN_SPLIT_PIECE = 4
 
 # A base64 run may go on over lines (as MIME breaks it), not across spaces (prose would join).
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/_-]+={0,2})*")
+_TRAILING_LINES_TRIED = 4
 _HEX_RUN = re.compile(r"(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[\s:,-]?){6,}")
 
 
@@ -97,9 +98,10 @@ def _decoded_runs(text: str) -> Iterator[tuple[str, str]]:
     """
     for match in _BASE64_RUN.finditer(text):
         lines = match.group(0).split()
-        # The lines that follow a block may be prose: try the block without them too.
-        for run in ("".join(lines[:end]).rstrip("=") for end in range(len(lines), 0, -1)):
-            yield from _base64_decodings(run)
+        # A line or two after a block may be prose: try the block without them too (a few
+        # tries only: a reply is hostile text, and it may hold thousands of lines).
+        for end in range(len(lines), max(0, len(lines) - _TRAILING_LINES_TRIED), -1):
+            yield from _base64_decodings("".join(lines[:end]).rstrip("="))
     for match in _HEX_RUN.finditer(text):
         digits = re.sub(r"0x|\\x|[\s:,-]", "", match.group(0))
         for shift in range(2):
