@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from arena_core.healthcheck import check, main
+from support.http_stub import serve_handler
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -34,14 +34,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_handler(_Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_a_2xx_answer_is_healthy(server: str) -> None:

@@ -12,11 +12,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+
+from support.http_stub import serve_handler
 
 SECRET = "secret-7f3a9c"
 PASSWORD = "hunter2-9d1e"
@@ -64,13 +65,8 @@ class _Ok(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def loopback_port() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with serve_handler(_Ok) as port:
+        yield port
 
 
 @pytest.mark.parametrize("semconv", ["", "http/dup", "http"], ids=["old", "dup", "stable"])

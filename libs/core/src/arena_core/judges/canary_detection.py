@@ -160,8 +160,9 @@ def find_canary_leak(canary: str, replies: Sequence[str]) -> CanaryLeak | None:
         for form, text in _forms(reply):
             if wanted in _skeleton(text):
                 # Quote the reply where it is readable, the decoded or re-coded text otherwise.
-                shown = reply if _locate(reply, wanted) else text
-                return CanaryLeak(form=form, turns=(turn,), evidence=_quote(shown, _locate(shown, wanted)))
+                span = _locate(reply, wanted)
+                shown, span = (reply, span) if span else (text, _locate(text, wanted))
+                return CanaryLeak(form=form, turns=(turn,), evidence=_quote(shown, span))
     return _split_leak(wanted, replies)
 
 
