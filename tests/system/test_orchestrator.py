@@ -220,9 +220,14 @@ def test_two_orchestrators_share_a_campaign_and_survive_a_sigkill(
     killed_pid = first.process.pid
 
     def first_is_playing_a_long_match(progress: dict[str, Any]) -> bool:
-        # Odd indexes play the refusing defender: four slow turns, so the kill lands mid-match.
+        # The kill must land after the first replica recorded a match of its own (the two replicas
+        # share the queue, so done >= 2 alone may all be the second's) and while it plays a long one:
+        # odd indexes play the refusing defender, four slow turns, so the kill lands mid-match.
+        recorded = orchestrators.results(campaign_id).values()
+        if not any(f"-{killed_pid}-" in r["worker"] for r in recorded):
+            return False
         running = _running_workers(orchestrators, campaign_id)
-        return progress["done"] >= 2 and any(
+        return any(
             f"-{killed_pid}-" in worker and int(match_id.rsplit("-m", 1)[1]) % 2 == 1
             for match_id, worker in running.items()
         )
