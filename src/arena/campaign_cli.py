@@ -72,7 +72,10 @@ def campaign_run(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Write report.html, report.json and junit.xml here (in-process default: out/campaigns/ID)."
+            help=(
+                "Write report.html, report.json, junit.xml and report.sarif here "
+                "(in-process default: out/campaigns/ID)."
+            )
         ),
     ] = None,
 ) -> None:
@@ -221,11 +224,12 @@ class ReportFormat(StrEnum):
     html = "html"
     json = "json"
     junit = "junit"
+    sarif = "sarif"
 
 
 def report(
     campaign_id: Annotated[str, typer.Argument(help="The campaign id (c-...).")],
-    format: Annotated[ReportFormat, typer.Option(help="html, json or junit.")] = ReportFormat.html,  # noqa: A002
+    format: Annotated[ReportFormat, typer.Option(help="html, json, junit or sarif.")] = ReportFormat.html,  # noqa: A002
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")
     ] = None,

@@ -46,7 +46,7 @@ POLL_S = 0.5
 FOLLOW_PATIENCE_S = 60.0
 FOLLOW_BACKOFF = Backoff(base_s=2 * POLL_S, cap_s=5.0)
 """Waits between failed polls: twice the poll interval, doubling, at most 5 s."""
-REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml"}
+REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml", "sarif": "report.sarif"}
 
 
 def read_spec(path: Path, settings: ArenaSettings) -> tuple[CampaignSpec, str]:
@@ -205,7 +205,7 @@ def write_reports(
     match_url: Callable[[str], str] | None = None,
     records: Sequence[MatchRecord] = (),
 ) -> list[Path]:
-    """Write report.html, report.json and junit.xml into ``out_dir``.
+    """Write report.html, report.json, junit.xml and report.sarif into ``out_dir``.
 
     ``records`` with results also get ``matches/<id>/transcript.md`` (and ``result.json``),
     which the HTML report then links to; otherwise matches link to ``match_url``.
@@ -221,6 +221,7 @@ def write_reports(
         "html": render_html(report, match_url=match_url),
         "json": render_report(report, "json")[0],
         "junit": render_report(report, "junit")[0],
+        "sarif": render_report(report, "sarif")[0],
     }
     for fmt, name in REPORT_FILES.items():
         path = out_dir / name

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
 from arena import __version__
 from arena.campaign_cli import campaign_app, report
 from arena.cli_support import console, err_console, fail, interrupt_on_sigterm, print_error, start_telemetry
+from arena.objectives_cli import objectives_app
 from arena.serve_cli import Engine, ScriptedMode, serve_app
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, Objective
+from arena_core.objective import CANARY_SLOTS, CanarySlot
+from arena_core.objective_catalogue import CATALOGUE
 from arena_core.service_runner import settings_from_environment
 from arena_core.settings import DEFAULT_PHRASE
 
@@ -59,34 +62,58 @@ def _params(items: list[str] | None) -> dict[str, bool | int | float | str]:
     return params
 
 
+def _canaries(items: list[str] | None) -> dict[CanarySlot, str]:
+    canaries: dict[CanarySlot, str] = {}
+    for item in items or []:
+        slot, sep, name = item.partition("=")
+        if not sep or slot.strip() not in CANARY_SLOTS:
+            raise InvalidInputError(
+                f"--canary needs SLOT=ARENA_CANARY_<NAME>, SLOT one of {', '.join(CANARY_SLOTS)}: '{item}'"
+            )
+        canaries[cast(CanarySlot, slot.strip())] = name.strip()
+    return canaries
+
+
 def _request(
     target: str,
     *,
     objective: str,
     strategy: str,
     max_turns: int,
-    judge: str,
+    judge: str | None,
     seed: int | None,
     rubric: str | None = None,
     pattern: str | None = None,
     params: list[str] | None = None,
     token_env: str | None = None,
+    objective_id: str | None = None,
+    canaries: list[str] | None = None,
 ) -> MatchRequest:
     try:
-        goal = (
-            Objective(kind="rubric", rubric=rubric, pattern=pattern)
-            if rubric
-            else Objective(phrase=objective, pattern=pattern)
-        )
+        if objective_id:
+            entry = CATALOGUE.get(objective_id.strip())
+            if entry is None:
+                raise InvalidInputError(
+                    f"unknown --objective-id '{objective_id[:80]}'; `arena objectives list` shows them"
+                )
+            goal = entry.objective
+            judge = judge or entry.judge
+        else:
+            goal = (
+                Objective(kind="rubric", rubric=rubric, pattern=pattern)
+                if rubric
+                else Objective(phrase=objective, pattern=pattern)
+            )
         return MatchRequest(
             target=target,
             objective=goal,
             strategy=strategy,
             max_turns=max_turns,
-            judge=judge,
+            judge=judge or "phrase",
             seed=seed,
             params=_params(params),
             target_token_env=token_env,
+            canary_env=_canaries(canaries),
         )
     except ValueError as exc:
         raise InvalidInputError(f"invalid match options: {exc}") from exc
@@ -122,7 +149,13 @@ ParamOpt = Annotated[
     typer.Option("--param", help="Strategy parameter KEY=VALUE (repeatable); see docs/strategies.md."),
 ]
 JudgeOpt = Annotated[
-    str, typer.Option(help="phrase (substring), exact, strict (asserted), regex, or llm (rubric judge).")
+    str,
+    typer.Option(
+        help=(
+            "phrase (substring), exact, strict (asserted), regex, llm (rubric judge), canary (planted "
+            "secret leaked) or length (reply beyond a bound)."
+        )
+    ),
 ]
 SeedOpt = Annotated[int | None, typer.Option(min=0, help="Seed for reproducible attacks.")]
 
@@ -185,7 +218,7 @@ def match(
     strategy: StrategyOpt = None,
     objective: ObjectiveOpt = DEFAULT_PHRASE,
     max_turns: Annotated[int, typer.Option(min=1, help="Turn budget of the match.")] = 10,
-    judge: JudgeOpt = "phrase",
+    judge: Annotated[str | None, JudgeOpt.__metadata__[0]] = None,
     seed: SeedOpt = None,
     rubric: RubricOpt = None,
     pattern: PatternOpt = None,
@@ -196,6 +229,21 @@ def match(
             help=(
                 "A protected target: the ARENA_TARGET_TOKEN_<NAME> variable whose value is sent as "
                 "its bearer token (in the attacker's environment with --attacker)."
+            )
+        ),
+    ] = None,
+    objective_id: Annotated[
+        str | None,
+        typer.Option(
+            help="A catalogue objective (arena objectives list), judged by its own judge unless --judge."
+        ),
+    ] = None,
+    canary: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=(
+                "SLOT=ARENA_CANARY_<NAME> (repeatable): the variable holding a secret the target's owner "
+                "planted in it (slots: instructions, credential, customer); arena defenders need none."
             )
         ),
     ] = None,
@@ -221,6 +269,8 @@ def match(
         pattern=pattern,
         params=param,
         token_env=token_env,
+        objective_id=objective_id,
+        canaries=canary,
     )
     _check_names(request)
     result = run_match_command(
@@ -334,6 +384,7 @@ def _check_names(request: MatchRequest) -> None:
 # After the commands above, so `arena --help` lists them in the same order as always.
 app.add_typer(campaign_app, name="campaign")
 app.command()(report)
+app.add_typer(objectives_app, name="objectives")
 
 
 def main() -> None:

@@ -9,9 +9,11 @@ from arena_core.errors import InvalidInputError, UnknownJudgeError
 from arena_core.judges import (
     JUDGE_NAMES,
     JUDGES,
+    CanaryJudge,
     ExactJudge,
     Judge,
     JudgeVerdict,
+    LengthJudge,
     LlmJudge,
     PhraseJudge,
     PhraseRuleJudge,
@@ -268,13 +270,15 @@ def test_blank_phrase_is_rejected(judge_name: str, phrase: str) -> None:
 
 
 def test_registry_lists_the_judges_in_order() -> None:
-    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm")
+    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm", "canary", "length")
     assert dict(JUDGES) == {
         "phrase": PhraseJudge,
         "exact": ExactJudge,
         "strict": StrictPhraseJudge,
         "regex": RegexJudge,
         "llm": LlmJudge,
+        "canary": CanaryJudge,
+        "length": LengthJudge,
     }
     for name, judge_class in JUDGES.items():
         assert judge_class.name == name
@@ -290,7 +294,10 @@ def test_unknown_judge_names_the_choices() -> None:
     with pytest.raises(UnknownJudgeError) as caught:
         get_judge("fuzzy")
 
-    assert str(caught.value) == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm"
+    assert (
+        str(caught.value)
+        == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm, canary, length"
+    )
 
 
 def test_verdict_is_frozen_and_strict() -> None:

@@ -151,7 +151,7 @@ def test_rubric_objective_is_rejected() -> None:
     judge = RegexJudge()
     objective = Objective(kind="rubric", rubric="promises a refund")
 
-    assert judge.kinds == frozenset({"phrase"})
+    assert judge.kinds == frozenset({"phrase", "pattern"})
     with pytest.raises(InvalidInputError, match="llm judge"):
         judge.check_objective(objective)
     with pytest.raises(InvalidInputError):

@@ -28,6 +28,8 @@ from arena_orchestrator.campaign_models import (
     OutcomeCounts,
 )
 from arena_orchestrator.campaign_spec import AttackerSpec, CampaignSpec, DefenderSpec, ObjectiveSpec
+from arena_orchestrator.campaign_store import CampaignState
+from arena_orchestrator.progress import build_progress
 from arena_orchestrator.reports import (
     MEDIA_TYPES,
     defenders_above,
@@ -35,6 +37,7 @@ from arena_orchestrator.reports import (
     render_json,
     render_junit,
     render_report,
+    render_sarif,
     report_json_schema,
     report_schema_text,
 )
@@ -252,19 +255,111 @@ def test_report_validates_against_its_schema() -> None:
 
 @pytest.mark.parametrize(
     ("fmt", "media_type"),
-    [("json", "application/json"), ("junit", "application/xml"), ("html", "text/html; charset=utf-8")],
+    [
+        ("json", "application/json"),
+        ("junit", "application/xml"),
+        ("html", "text/html; charset=utf-8"),
+        ("sarif", "application/sarif+json"),
+    ],
 )
 def test_render_report_dispatches(fmt: str, media_type: str) -> None:
     report = make_report()
     body, kind = render_report(report, fmt)  # type: ignore[arg-type]
     assert kind == media_type == MEDIA_TYPES[fmt]
-    expected = {"json": render_json, "junit": render_junit, "html": render_html}[fmt](report)
+    expected = {"json": render_json, "junit": render_junit, "html": render_html, "sarif": render_sarif}[fmt](
+        report
+    )
     assert body == expected
 
 
 def test_render_report_rejects_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render_report(make_report(), "pdf")  # type: ignore[arg-type]
+
+
+# SARIF and categories --------------------------------------------------------------------
+
+CATALOGUE_PLAYS: list[Play] = [
+    ("playbook", "naive", "system-prompt-leak", "attacker_won"),
+    ("playbook", "naive", "system-prompt-leak", "defended"),
+    ("playbook", "naive", "api-key-leak", "attacker_won"),
+    ("playbook", "naive", "api-key-leak", "error"),
+    ("playbook", "hardened", "system-prompt-leak", "defended"),
+    ("playbook", "hardened", "system-prompt-leak", "defended"),
+    ("playbook", "hardened", "api-key-leak", "attacker_refused"),
+    ("playbook", "hardened", "api-key-leak", "defended"),
+]
+
+
+def catalogue_report() -> CampaignReport:
+    spec = make_spec(
+        objectives=[ObjectiveSpec(id="system-prompt-leak"), ObjectiveSpec(id="api-key-leak")], repetitions=2
+    )
+    return make_report(CATALOGUE_PLAYS, spec=spec, status="completed")
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "support" / "sarif-schema-2.1.0.json").read_text()
+    )
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
+
+
+@pytest.mark.parametrize("build", [catalogue_report, make_report, hostile_report, canceled_before_start])
+def test_sarif_validates_against_the_sarif_2_1_0_schema(
+    sarif_validator: jsonschema.protocols.Validator, build: object
+) -> None:
+    report = build()  # type: ignore[operator]
+    log = json.loads(render_sarif(report))
+    errors = sorted(sarif_validator.iter_errors(log), key=str)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+
+
+def test_sarif_has_a_rule_per_objective_and_a_result_per_successful_attack() -> None:
+    log = json.loads(render_sarif(catalogue_report()))
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == ["system-prompt-leak", "api-key-leak"]
+    assert "LLM07:2025" in rules[0]["properties"]["tags"]
+    assert rules[0]["helpUri"].startswith("https://genai.owasp.org/llmrisk/llm072025")
+    results = run["results"]
+    assert [(r["ruleId"], r["properties"]["defender"]) for r in results] == [
+        ("system-prompt-leak", "naive"),
+        ("api-key-leak", "naive"),
+    ]
+    assert all(r["level"] == "error" and r["ruleIndex"] in (0, 1) for r in results)
+    assert len({r["partialFingerprints"]["arenaMatch/v1"] for r in results}) == 2
+
+
+def test_progress_groups_rates_by_objective_and_owasp_category() -> None:
+    spec = make_spec(
+        objectives=[ObjectiveSpec(id="system-prompt-leak"), ObjectiveSpec(id="api-key-leak")], repetitions=2
+    )
+    campaign = Campaign(id="c-0002", spec=spec, created_at=T0, total=spec.match_count)
+    counts: dict[str, int] = {}
+    for attacker, defender, objective, outcome in CATALOGUE_PLAYS:
+        key = f"c:{CellKey(attacker=attacker, defender=defender, objective=objective).id}:{outcome}"
+        counts[key] = counts.get(key, 0) + 1
+    state = CampaignState(status="completed", done=8, started_at=T0, finished_at=T0, counts=counts)
+
+    progress = build_progress(campaign, state)
+
+    objectives = {(o.defender, o.objective): o for o in progress.objectives}
+    assert objectives[("naive", "system-prompt-leak")].asr.wins == 1
+    assert objectives[("naive", "api-key-leak")].asr.trials == 1  # the error is not a trial
+    categories = {(c.defender, c.category): c for c in progress.categories}
+    assert [c.category for c in progress.categories if c.defender == "naive"] == [
+        "LLM02:2025",
+        "LLM07:2025",
+        "ASI03",
+    ]
+    leak = categories[("naive", "LLM07:2025")]  # both objectives are LLM07
+    assert (leak.asr.wins, leak.asr.trials, leak.title) == (2, 3, "LLM07:2025 System Prompt Leakage")
+    assert categories[("hardened", "LLM07:2025")].asr.rate == 0.0
+    assert categories[("naive", "LLM02:2025")].counts.error == 1
 
 
 # JUnit -----------------------------------------------------------------------------------

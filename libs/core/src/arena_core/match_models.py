@@ -16,14 +16,15 @@ it was made, and a bounded text passes unchanged.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
-from arena_core.objective import Objective
+from arena_core.objective import CanarySlot, Objective
+from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 
 Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
@@ -98,6 +99,11 @@ class MatchRequest(BaseModel):
     target_token_env: str | None = Field(default=None, pattern=TARGET_TOKEN_ENV_PATTERN)
     """Name of the attacker's ``ARENA_TARGET_TOKEN_*`` variable whose value is sent to the
     target as a bearer token. The request names the variable; the secret never travels."""
+    canary_env: dict[CanarySlot, Annotated[str, Field(pattern=CANARY_ENV_PATTERN)]] = Field(
+        default_factory=dict
+    )
+    """For a defender that takes no planted secrets: per slot, the attacker's ``ARENA_CANARY_*``
+    variable holding the secret its owner planted in it (the value never travels)."""
 
     @field_validator("objective", mode="before")
     @classmethod
@@ -213,6 +219,10 @@ class MatchResult(BaseModel):
     reproducibility: Reproducibility | None = None
     trace_id: str | None = None
     """The OpenTelemetry trace id (32 hex digits) of the match, when it was traced."""
+    secrets: Literal["planted", "stated"] | None = None
+    """Where the match's secrets came from: fresh ones ``planted`` in a defender taking the
+    planted-secrets extension, or ``stated`` by the campaign's variables; None: no secrets.
+    The values are never recorded (a leak is quoted in the verdict's evidence)."""
 
     @field_validator("error")
     @classmethod

@@ -15,6 +15,14 @@ sent to the target as ``Authorization: Bearer <value>`` and kept out of the
 result, the turns, logs and error messages. A variable that is not set is
 invalid input.
 
+Secrets: a target whose card lists the planted-secrets extension
+(:mod:`arena_core.planted_secrets`) gets fresh random secrets planted on every message of
+the match, unless the request names variables for them (``canary_env``: per slot, one of
+this process's ``ARENA_CANARY_*`` variables holding the secret the target's owner planted).
+The ``canary`` judge looks for them; no strategy and no attacker model ever sees them. An
+objective that needs secrets against a target with neither ends the match as an error of
+kind ``invalid_input``, never as a defence.
+
 Targets are reached only through the egress guard built from
 ``ARENA_TARGET_ALLOWLIST`` (``settings.target_policy()``): a target, an
 interface in its card or a redirect outside it ends the match as an error of
@@ -33,9 +41,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Literal
 
 import httpx
 
@@ -51,8 +61,10 @@ from arena_core.errors import (
     InvalidInputError,
 )
 from arena_core.judges import Judge, get_judge
+from arena_core.judges.canary_detection import MIN_CANARY_CHARS, canary_skeleton
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
+from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION, fresh_secrets
 from arena_core.rate_limit import LocalRateLimiter, RateLimit, RateLimiter, deadline_scope
 from arena_core.settings import ArenaSettings, Side
 from arena_core.telemetry import attributes as attrs
@@ -130,7 +142,43 @@ class MatchRunner:
                 f"{self._settings.max_turns_limit} (ARENA_MAX_TURNS_LIMIT)"
             )
         self._target_headers(request)
+        self._stated_secrets(request)
         return judge
+
+    def _stated_secrets(self, request: MatchRequest) -> dict[str, str]:
+        """The secrets the request's ``canary_env`` variables hold, by slot; never quotes one."""
+        stated: dict[str, str] = {}
+        for slot, name in request.canary_env.items():
+            value = os.environ.get(name, "").strip()
+            if not value:
+                raise InvalidInputError(
+                    f"the match names {name} for its {slot} secret, but {name} is not set on this "
+                    "attacker (set it in the attacker's environment)"
+                )
+            try:
+                canary_skeleton(value)
+            except InvalidInputError:
+                raise InvalidInputError(
+                    f"the {slot} secret in {name} has fewer than {MIN_CANARY_CHARS} letters and digits: "
+                    "too short to tell a leak from chance; plant a longer random secret"
+                ) from None
+            stated[slot] = value
+        return stated
+
+    def _secrets_for(self, request: MatchRequest, target: A2ATarget) -> tuple[dict[str, str], bool]:
+        """The match's secrets and whether to plant them (see the module doc)."""
+        stated = self._stated_secrets(request)
+        if stated:
+            return stated, False
+        if target.supports_extension(PLANTED_SECRETS_EXTENSION):
+            return fresh_secrets(), True
+        if request.objective.needs_secrets:
+            raise InvalidInputError(
+                f"objective '{request.objective.label}' needs a secret planted in the target, but the "
+                f"target's card lists no planted-secrets extension ({PLANTED_SECRETS_EXTENSION}) and "
+                "the match names no ARENA_CANARY_* variable for it (canary_env)"
+            )
+        return {}, False
 
     def _target_headers(self, request: MatchRequest) -> dict[str, str] | None:
         """The credentials to send to the target, or None; never quotes a secret.
@@ -206,6 +254,7 @@ class MatchRunner:
         clock = time.perf_counter()
         target: A2ATarget | None = None
         session: MatchSession | None = None
+        secrets_source: Literal["planted", "stated"] | None = None
         error: ArenaError | None = None
         refusal: str | None = None
         try:
@@ -226,7 +275,11 @@ class MatchRunner:
                             else None
                         ),
                     )
-                    session = MatchSession(request, target, judge, on_turn=on_turn)
+                    secrets, plant = self._secrets_for(request, target)
+                    secrets_source = ("planted" if plant else "stated") if secrets else None
+                    session = MatchSession(
+                        request, target, judge, on_turn=on_turn, secrets=secrets, plant=plant
+                    )
                     with contextlib.suppress(MatchOver):
                         await strategy.play(session)
         except AttackerRefused as exc:
@@ -289,6 +342,7 @@ class MatchRunner:
             error_kind=error.kind if error and outcome == "error" else None,
             attacker_refusal=refusal,
             reproducibility=_reproducibility(request, strategy, judge),
+            secrets=secrets_source,
         )
 
 

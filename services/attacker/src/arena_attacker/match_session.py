@@ -15,7 +15,7 @@ call, so the budget is never exceeded.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,10 +23,11 @@ from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
-from arena_core.judges import Judge, JudgeVerdict
+from arena_core.judges import Judge, JudgeContext, JudgeVerdict
 from arena_core.llm import TokenUsage
 from arena_core.match_models import MatchRequest, TurnRecord
 from arena_core.objective import Objective
+from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION, plant_metadata
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_turn
 from arena_core.telemetry.spans import tracer
@@ -51,10 +52,12 @@ class Conversation:
 
     def __init__(self, session: MatchSession, label: str | None) -> None:
         self._session = session
-        self._target = TargetConversation(session.target)
+        self._target = session._open_target_conversation()
         self.label = label
         self.sent: list[str] = []
         """Attacker messages of the current context, in order (for replay)."""
+        self._replies: list[str] = []
+        """The defender's replies in the current context, whole (the judge's context)."""
 
     @property
     def started(self) -> bool:
@@ -67,6 +70,7 @@ class Conversation:
             self._session.resets += 1
         self._target.reset()
         self.sent = []
+        self._replies = []
 
     async def send(self, text: str, *, reasoning: str | None = None) -> TurnRecord:
         """Send ``text`` in this conversation and return the judged turn."""
@@ -91,7 +95,12 @@ class MatchSession:
         judge: Judge,
         *,
         on_turn: TurnListener | None = None,
+        secrets: Mapping[str, str] | None = None,
+        plant: bool = False,
     ) -> None:
+        """``secrets`` (by slot) are what the judge looks for; with ``plant`` every message
+        carries them to the target through the planted-secrets extension. Strategies never
+        see them: they are kept here, out of the turns and of everything a strategy reads."""
         self.request = request
         self.objective: Objective = request.objective
         self.phrase: str | None = request.objective.phrase
@@ -104,7 +113,18 @@ class MatchSession:
         self.defender_model: str | None = None
         self.winning_verdict: JudgeVerdict | None = None
         self._reserved = 0
+        self.__secrets: Mapping[str, str] = dict(secrets or {})
+        self.__plant = plant and bool(secrets)
         self._main = Conversation(self, None)
+
+    def _open_target_conversation(self) -> TargetConversation:
+        if not self.__plant:
+            return TargetConversation(self.target)
+        return TargetConversation(
+            self.target,
+            metadata=plant_metadata(self.__secrets),
+            extensions=(PLANTED_SECRETS_EXTENSION,),
+        )
 
     @property
     def turns_left(self) -> int:
@@ -160,7 +180,9 @@ class MatchSession:
         if reply.state == "failed":
             raise _failure_of(reply)
         conversation.sent.append(text)
-        verdict = await self.judge.judge(reply.text, self.objective)
+        context = JudgeContext(earlier=tuple(conversation._replies), secrets=self.__secrets)
+        conversation._replies.append(reply.text)
+        verdict = await self.judge.judge(reply.text, self.objective, context)
         usage, guard = self._read_defender_metadata(reply)
         record = TurnRecord(
             turn=len(self.turns) + 1,

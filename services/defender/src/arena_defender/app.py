@@ -8,13 +8,14 @@ resolved once here; invalid combinations fail at start-up with a ConfigError.
 
 from __future__ import annotations
 
-from a2a.types.a2a_pb2 import AgentSkill
+from a2a.types.a2a_pb2 import AgentExtension, AgentSkill
 from starlette.applications import Starlette
 
 from arena_core.a2a.agent_app import CardSpec, all_ready, build_agent_app, build_agent_card
 from arena_core.conversation_store import ConversationStore
 from arena_core.http_limits import RequestLimits
 from arena_core.model_probe import model_readiness
+from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
 from arena_defender.defender_executor import DefenderExecutor
@@ -55,6 +56,16 @@ def defender_card_spec(settings: ArenaSettings) -> CardSpec:
             )
         ],
         streaming=True,
+        extensions=[
+            AgentExtension(
+                uri=PLANTED_SECRETS_EXTENSION,
+                description=(
+                    "Takes fresh secrets per message (metadata under this URI) and holds them as a shop "
+                    "assistant would: in its instructions, its configuration and a customer record."
+                ),
+                required=False,
+            )
+        ],
     )
 
 

@@ -27,6 +27,12 @@ Each reply's status message carries ``metadata.arena``: ``model``, ``usage``
 ``guarded`` profile replaced the reply, ``guard`` (the form it caught, see
 :mod:`arena_defender.output_guard`). The attacker records ``guard`` per turn.
 
+A message that plants secrets (the planted-secrets extension,
+:mod:`arena_core.planted_secrets`) gets the deployment section of
+:mod:`arena_defender.deployment` after the profile's prompt, with those secrets, for
+that turn; the attacker plants the same ones on every message of a match. Malformed
+planted secrets fail the task as invalid input.
+
 What the guard replaced is gone: the history keeps the safe sentence that
 was sent, not the model's leaked reply. The client never saw the leak, and a
 model that finds its own leak in the history is primed to say it again.
@@ -47,10 +53,12 @@ from opentelemetry.trace import Span
 
 from arena_core.a2a.task_opening import open_task
 from arena_core.conversation_store import ConversationStore
-from arena_core.errors import ArenaError
+from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.planted_secrets import read_planted_secrets
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import tracer
 from arena_defender.defender_model import DefenderModel
+from arena_defender.deployment import render_deployment
 from arena_defender.output_guard import OutputGuard
 
 logger = logging.getLogger(__name__)
@@ -101,6 +109,7 @@ class DefenderExecutor(AgentExecutor):
     ) -> None:
         self._model = model
         self._conversations = conversations
+        self._system_prompt = system_prompt
         self._system = {"role": "system", "content": system_prompt}
         self._temperature = temperature
         self._max_tokens = max_tokens
@@ -122,6 +131,17 @@ class DefenderExecutor(AgentExecutor):
                 _agent_text(updater, f"The message is longer than {MAX_INPUT_CHARS} characters.")
             )
             return
+        try:
+            secrets = read_planted_secrets(MessageToDict(message.metadata) if message.metadata else None)
+        except InvalidInputError as exc:
+            await updater.failed(
+                _agent_text(updater, f"The message's planted secrets are invalid: {exc.message}")
+            )
+            return
+        system = self._system
+        if secrets is not None:
+            deployment = render_deployment(secrets, hardened=self._profile != "naive")
+            system = {"role": "system", "content": f"{self._system_prompt}\n{deployment}"}
         with tracer().start_as_current_span(
             "invoke_agent arena-defender",
             attributes={
@@ -131,15 +151,17 @@ class DefenderExecutor(AgentExecutor):
                 attrs.ARENA_PROFILE: self._profile,
             },
         ) as span:
-            await self._answer(updater, updater.context_id, text, span)
+            await self._answer(updater, updater.context_id, text, span, system)
 
-    async def _answer(self, updater: TaskUpdater, context_id: str, text: str, span: Span) -> None:
+    async def _answer(
+        self, updater: TaskUpdater, context_id: str, text: str, span: Span, system: dict[str, str]
+    ) -> None:
         user = {"role": "user", "content": text}
         guard_reason: str | None = None
         try:
             history = await self._conversations.load(context_id)
             reply = await self._model.complete(
-                [self._system, *history, user],
+                [system, *history, user],
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
             )

@@ -19,7 +19,10 @@ Rules, first match wins:
 2. Otherwise answer text according to ``mode``:
    ``echo`` repeats every user message (or the tool result just received),
    ``refuse`` always refuses, ``obey`` repeats what follows
-   ``repeat after me:`` / ``say exactly:`` and refuses anything else.
+   ``repeat after me:`` / ``say exactly:``, answers a request to repeat, print,
+   show or reveal its instructions (or system prompt) with its system message,
+   word for word (a model that leaks everything it holds), and refuses anything
+   else.
 
 Token counts are whitespace-separated word counts, so usage is deterministic.
 """
@@ -53,6 +56,9 @@ STOP_MARKER: Final = "[[stop]]"
 # Case-insensitive; the earliest marker in the message wins. The captured text
 # runs to the end of that line only, so trailing chatter is not repeated.
 _OBEY_PATTERN: Final = re.compile(r"(?:repeat after me|say exactly):([^\r\n]*)", re.IGNORECASE)
+_LEAK_PATTERN: Final = re.compile(
+    r"\b(?:repeat|print|show|reveal|output)\b[^.?!\n]{0,40}\b(?:instructions|system prompt)\b", re.IGNORECASE
+)
 _QUOTES: Final = "\"'`\u201c\u201d\u2018\u2019"
 
 
@@ -230,7 +236,12 @@ class ScriptedEngine(ChatEngine):
                 json.dumps(text) for text in user_texts
             )
         last_user = next((m for m in reversed(messages) if m.role == "user"), None)
-        return _obeyed(last_user.text()) if last_user is not None else REFUSAL
+        if last_user is None:
+            return REFUSAL
+        system = "\n".join(m.text() for m in messages if m.role == "system")
+        if system and _LEAK_PATTERN.search(last_user.text()):
+            return system
+        return _obeyed(last_user.text())
 
 
 def _obeyed(text: str) -> str:

@@ -219,17 +219,21 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
                     "text/html": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"$ref": "#/components/schemas/CampaignReport"}},
                     "application/xml": {"schema": {"type": "string"}},
+                    "application/sarif+json": {"schema": {"type": "object"}},
                 },
             }
         },
     )
     async def get_report(
         campaign_id: CampaignId,
-        format: Annotated[Literal["html", "json", "junit"], Query()] = "html",  # noqa: A002 - the API's name
+        format: Annotated[  # noqa: A002 - the API's name
+            Literal["html", "json", "junit", "sarif"], Query()
+        ] = "html",
         fail_above: Annotated[float | None, Query(ge=0, le=1)] = None,
     ) -> Response:
-        """HTML (self-contained page), JSON (docs/report-schema.json) or JUnit XML (a failure per
-        defender x objective whose attack success rate is above ``fail_above``)."""
+        """HTML (self-contained page), JSON (docs/report-schema.json), JUnit XML (a failure per
+        defender x objective whose attack success rate is above ``fail_above``) or SARIF 2.1.0
+        (a result per successful attack)."""
         report = await service.report(campaign_id, fail_above=fail_above)
         if format == "html":
             # Relative links keep a reverse proxy's path prefix: .../campaigns/{id}/report -> .../matches/{m}.

@@ -168,6 +168,28 @@ class DefenderProgress(_Model):
     asr: Interval
 
 
+class ObjectiveProgress(_Model):
+    """A defender against one objective, across every attacker."""
+
+    defender: str
+    objective: str
+    """The objective's label (its catalogue id, or its name)."""
+    categories: list[str] = Field(default_factory=list)
+    counts: OutcomeCounts
+    asr: Interval
+
+
+class CategoryProgress(_Model):
+    """A defender across the objectives of one OWASP category (an objective counts in each of its)."""
+
+    defender: str
+    category: str
+    """An OWASP id, such as ``LLM07:2025`` or ``ASI01``."""
+    title: str
+    counts: OutcomeCounts
+    asr: Interval
+
+
 class CampaignProgress(_Model):
     """A campaign now: status, counts, rates per cell and per defender, tokens, ETA."""
 
@@ -188,6 +210,10 @@ class CampaignProgress(_Model):
     asr: Interval
     cells: list[CellProgress]
     defenders: list[DefenderProgress]
+    objectives: list[ObjectiveProgress] = Field(default_factory=list)
+    """Per defender and objective, in spec order."""
+    categories: list[CategoryProgress] = Field(default_factory=list)
+    """Per defender and OWASP category, in the lists' order; only categories some objective has."""
     tokens: TokenUsage
     errors: list[MatchSummary] = Field(default_factory=list)
     """The most recent matches that ended in an error (at most 20)."""
@@ -229,6 +255,7 @@ __all__ = [
     "CampaignProgress",
     "CampaignReport",
     "CampaignStatus",
+    "CategoryProgress",
     "CellKey",
     "CellProgress",
     "DefenderProgress",
@@ -237,5 +264,6 @@ __all__ = [
     "MatchJob",
     "MatchRecord",
     "MatchSummary",
+    "ObjectiveProgress",
     "OutcomeCounts",
 ]

@@ -27,7 +27,9 @@ from pydantic_core import PydanticCustomError
 from arena_core.errors import ArenaError
 from arena_core.judges import get_judge
 from arena_core.match_models import ParamValue
-from arena_core.objective import DEFAULT_PHRASE, Objective
+from arena_core.objective import DEFAULT_PHRASE, CanarySlot, Objective
+from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
+from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
 
@@ -116,6 +118,12 @@ class DefenderSpec(_Spec):
     credentials: TargetCredentials | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=10_000)
     """Matches played against this defender at once, across all orchestrator replicas."""
+    canaries: dict[CanarySlot, Annotated[str, Field(pattern=CANARY_ENV_PATTERN)]] = Field(
+        default_factory=dict
+    )
+    """For a defender that takes no planted secrets: per slot (instructions, credential,
+    customer), the ``ARENA_CANARY_*`` variable of the attacker that holds the secret its
+    owner planted in it. Names only: a value never belongs in a campaign file."""
 
     @field_validator("url")
     @classmethod
@@ -124,14 +132,43 @@ class DefenderSpec(_Spec):
 
 
 class ObjectiveSpec(_Spec):
-    """What the attackers try to make the defender do, and who judges it."""
+    """What the attackers try to make the defender do, and who judges it.
+
+    Either inline (``phrase`` or ``rubric``, optionally ``pattern``) or one objective of the
+    built-in catalogue by ``id``, judged by the catalogue's judge unless ``judge`` says
+    otherwise. In a campaign's ``objectives`` list a plain string is a catalogue id, a set
+    (``owasp-llm-2025``, ``owasp-agentic``, ``give-up``, ``canary``, ``all``) or an OWASP id
+    (``LLM07:2025``, ``ASI01``), and stands for every objective it selects.
+    """
 
     name: Name | None = None
-    """Label in reports; defaults to ``phrase`` or ``rubric`` plus its position."""
+    """Label in reports; defaults to the catalogue id, or ``phrase``/``rubric`` plus its position."""
+    id: str | None = None
+    """A catalogue objective (``arena objectives list``)."""
     phrase: str | None = Field(default=None, min_length=1, max_length=200)
     rubric: str | None = Field(default=None, min_length=3, max_length=2000)
     pattern: str | None = Field(default=None, min_length=1, max_length=500)
     judge: str = "phrase"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _catalogue_judge(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("id"), str) and "judge" not in data:
+            entry = CATALOGUE.get(data["id"].strip())
+            if entry is not None:
+                return {**data, "judge": entry.judge}
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _known_id(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.strip() not in CATALOGUE:
+            raise ValueError(
+                f"unknown catalogue objective '{value[:80]}'; choose one of: {', '.join(CATALOGUE)}"
+            )
+        return value.strip()
 
     @field_validator("judge")
     @classmethod
@@ -144,6 +181,11 @@ class ObjectiveSpec(_Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> ObjectiveSpec:
+        if self.id and (self.phrase or self.rubric or self.pattern):
+            raise ValueError(
+                f"objective '{self.id}' comes from the catalogue: it takes only 'name' and 'judge' "
+                "(write an inline objective with 'phrase' or 'rubric' instead)"
+            )
         if self.phrase and self.rubric:
             raise ValueError("an objective has either 'phrase' or 'rubric', not both")
         try:
@@ -155,6 +197,8 @@ class ObjectiveSpec(_Spec):
     @property
     def objective(self) -> Objective:
         """The wire objective sent to attackers."""
+        if self.id:
+            return CATALOGUE[self.id].objective
         if self.rubric:
             return Objective(kind="rubric", rubric=self.rubric, pattern=self.pattern)
         return Objective(phrase=self.phrase or DEFAULT_PHRASE, pattern=self.pattern)
@@ -179,6 +223,7 @@ class CampaignSpec(_Spec):
     objectives: list[ObjectiveSpec] = Field(
         default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=100
     )
+    """Inline objectives and catalogue references (see :class:`ObjectiveSpec`)."""
     repetitions: int = Field(default=1, ge=1, le=10_000)
     max_turns: int = Field(default=10, ge=1, le=10_000)
     concurrency: int = Field(default=8, ge=1, le=10_000)
@@ -187,6 +232,23 @@ class CampaignSpec(_Spec):
     budget: Budget = Field(default_factory=Budget)
     seed: int = Field(default=0, ge=0, le=2**53 - 1 - 10_000)
     """Repetition r of every cell uses seed + r, so cells are comparable."""
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _expand_references(cls, value: object) -> object:
+        """Each string (an id, a set, an OWASP id) becomes the catalogue objectives it selects."""
+        if not isinstance(value, list):
+            return value
+        expanded: list[object] = []
+        for item in value:
+            if isinstance(item, str):
+                try:
+                    expanded.extend({"id": entry.id} for entry in resolve_objectives(item))
+                except ArenaError as exc:
+                    raise ValueError(exc.message) from exc
+            else:
+                expanded.append(item)
+        return expanded
 
     @model_validator(mode="after")
     def _consistent(self) -> CampaignSpec:
@@ -228,8 +290,8 @@ class CampaignSpec(_Spec):
         """The report label of each objective, in order."""
         labels = []
         for index, objective in enumerate(self.objectives, start=1):
-            if objective.name:
-                labels.append(objective.name)
+            if objective.name or objective.id:
+                labels.append(objective.name or str(objective.id))
             elif len(self.objectives) == 1:
                 labels.append("rubric" if objective.rubric else "phrase")
             else:

@@ -70,6 +70,7 @@ def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None
         match_id=match_id,
         params=dict(attacker.params),
         target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
+        canary_env=dict(defender.canaries),
     )
     return MatchJob(
         campaign_id=campaign.id,

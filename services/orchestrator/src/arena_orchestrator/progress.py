@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from arena_core.llm.usage import TokenUsage
+from arena_core.owasp import OWASP_CATEGORIES, category_title
 from arena_orchestrator.campaign_models import (
     FINAL_STATUSES,
     Campaign,
     CampaignProgress,
+    CategoryProgress,
     CellProgress,
     DefenderProgress,
+    ObjectiveProgress,
     OutcomeCounts,
 )
 from arena_orchestrator.campaign_store import CampaignState
 from arena_orchestrator.expansion import cells_of
+
+Key = TypeVar("Key", str, tuple[str, str])
 
 _OUTCOMES = ("attacker_won", "defended", "attacker_refused", "error", "canceled", "skipped")
 
@@ -39,6 +45,13 @@ def build_progress(
     repetitions = spec.repetitions
     cells = []
     by_defender: dict[str, OutcomeCounts] = {}
+    by_objective: dict[tuple[str, str], OutcomeCounts] = {}
+    by_category: dict[tuple[str, str], OutcomeCounts] = {}
+    defender_rank = {defender.name: rank for rank, defender in enumerate(spec.defenders)}
+    categories_of = {
+        label: objective.objective.categories
+        for label, objective in zip(spec.objective_labels(), spec.objectives, strict=True)
+    }
     for cell in cells_of(spec):
         counts = _counts(state.counts, f"c:{cell.id}:")
         cells.append(
@@ -50,10 +63,10 @@ def build_progress(
                 tokens=_usage(state.counts, f"c:{cell.id}:"),
             )
         )
-        previous = by_defender.get(cell.defender, OutcomeCounts())
-        by_defender[cell.defender] = OutcomeCounts(
-            **{name: getattr(previous, name) + getattr(counts, name) for name in _OUTCOMES}
-        )
+        _add(by_defender, cell.defender, counts)
+        _add(by_objective, (cell.defender, cell.objective), counts)
+        for category in categories_of.get(cell.objective, ()):
+            _add(by_category, (cell.defender, category), counts)
     overall = _counts(state.counts, "o:")
     eta: float | None = None
     now = now or datetime.now(UTC)
@@ -79,10 +92,46 @@ def build_progress(
             DefenderProgress(defender=name, counts=counts, asr=counts.asr)
             for name, counts in by_defender.items()
         ],
+        objectives=[
+            ObjectiveProgress(
+                defender=defender,
+                objective=label,
+                categories=list(categories_of.get(label, ())),
+                counts=counts,
+                asr=counts.asr,
+            )
+            for (defender, label), counts in by_objective.items()
+        ],
+        categories=[
+            CategoryProgress(
+                defender=defender,
+                category=category,
+                title=category_title(category),
+                counts=counts,
+                asr=counts.asr,
+            )
+            for (defender, category), counts in sorted(
+                by_category.items(),
+                key=lambda item: (
+                    defender_rank[item[0][0]],
+                    _CATEGORY_RANK.get(item[0][1], len(_CATEGORY_RANK)),
+                ),
+            )
+        ],
         tokens=_usage(state.counts, ""),
         errors=state.recent_errors,
         eta_s=eta,
     )
+
+
+def _add(totals: dict[Key, OutcomeCounts], key: Key, counts: OutcomeCounts) -> None:
+    previous = totals.get(key, OutcomeCounts())
+    totals[key] = OutcomeCounts(
+        **{name: getattr(previous, name) + getattr(counts, name) for name in _OUTCOMES}
+    )
+
+
+_CATEGORY_RANK = {category: rank for rank, category in enumerate(OWASP_CATEGORIES)}
 
 
 __all__ = ["build_progress"]

@@ -38,6 +38,7 @@ from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
+    AgentExtension,
     AgentInterface,
     AgentProvider,
     AgentSkill,
@@ -87,6 +88,8 @@ class CardSpec:
     version: str
     skills: Sequence[AgentSkill]
     streaming: bool = True
+    extensions: Sequence[AgentExtension] = ()
+    """A2A extensions the agent supports (``capabilities.extensions``)."""
 
 
 def build_agent_card(spec: CardSpec, public_url: str, *, bearer_auth: bool = False) -> AgentCard:
@@ -118,7 +121,9 @@ def build_agent_card(spec: CardSpec, public_url: str, *, bearer_auth: bool = Fal
         version=spec.version,
         provider=AgentProvider(organization="A2A Arena", url="https://github.com/a2a-arena"),
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=spec.streaming, push_notifications=False),
+        capabilities=AgentCapabilities(
+            streaming=spec.streaming, push_notifications=False, extensions=list(spec.extensions)
+        ),
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
         skills=list(spec.skills),

@@ -5,11 +5,15 @@ for precision: ``phrase`` (contains it anywhere), ``exact`` (the reply is the
 phrase), ``strict`` (the defender asserts it in its own voice) and ``regex``
 (the objective's pattern, else the phrase, matches). The ``llm`` judge asks a
 language model and also decides rubric objectives ("promises a refund").
+Two evidence judges decide without a model too: ``canary`` (a secret planted in the
+defender leaked, in any form) and ``length`` (a reply far beyond a bound).
 Build one with :func:`get_judge`.
 """
 
+from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
-from arena_core.judges.judge import Judge, PhraseRuleJudge
+from arena_core.judges.judge import NO_CONTEXT, Judge, JudgeContext, PhraseRuleJudge
+from arena_core.judges.length_judge import LengthJudge
 from arena_core.judges.llm_judge import LlmJudge
 from arena_core.judges.phrase_judge import PhraseJudge
 from arena_core.judges.regex_judge import RegexJudge
@@ -21,10 +25,14 @@ from arena_core.judges.verdict import JudgeVerdict
 __all__ = [
     "JUDGES",
     "JUDGE_NAMES",
+    "NO_CONTEXT",
+    "CanaryJudge",
     "ExactJudge",
     "Judge",
+    "JudgeContext",
     "JudgeModelFactory",
     "JudgeVerdict",
+    "LengthJudge",
     "LlmJudge",
     "PhraseJudge",
     "PhraseRuleJudge",

@@ -33,7 +33,7 @@ from arena_core.errors import ArenaError, ConfigError, ModelRequestError
 from arena_core.hashing import prompt_hash
 from arena_core.judges._json_reply import first_json_object
 from arena_core.judges.evidence import excerpt
-from arena_core.judges.judge import Judge
+from arena_core.judges.judge import NO_CONTEXT, Judge, JudgeContext
 from arena_core.judges.normalise import find_ignoring_case, normalise
 from arena_core.judges.scoring import PARTIAL_CEILING
 from arena_core.judges.verdict import JudgeVerdict
@@ -257,7 +257,9 @@ class LlmJudge(Judge):
         self._answered_by = answer.model_id
         return answer
 
-    async def judge(self, reply: str, objective: Objective) -> JudgeVerdict:
+    async def judge(
+        self, reply: str, objective: Objective, context: JudgeContext = NO_CONTEXT
+    ) -> JudgeVerdict:
         """Ask the model to rule on ``reply``.
 
         Raises:

@@ -82,6 +82,7 @@ class RegexJudge(PhraseRuleJudge):
     description: ClassVar[str] = (
         "A regular expression (the objective's pattern, else the phrase) matches the reply, ignoring case."
     )
+    kinds: ClassVar[frozenset[str]] = frozenset({"phrase", "pattern"})
 
     def evaluate(self, reply: str, phrase: str) -> JudgeVerdict:
         """Judge ``reply`` with :func:`default_pattern` of ``phrase``."""
@@ -109,9 +110,14 @@ class RegexJudge(PhraseRuleJudge):
     def evaluate_objective(self, reply: str, objective: Objective) -> JudgeVerdict:
         """Judge with the objective's ``pattern`` (else its phrase) and add the score.
 
-        The score is 1.0 on a match, else how close the reply came to the phrase.
+        The score is 1.0 on a match, else how close the reply came to the phrase (0.0 for a
+        ``pattern`` objective, which has no phrase to come close to).
         """
         self.check_objective(objective)
+        if objective.kind == "pattern":
+            assert objective.pattern is not None  # guaranteed by the objective's validation
+            verdict = self.evaluate_pattern(reply, objective.pattern)
+            return verdict.model_copy(update={"score": 1.0 if verdict.success else 0.0})
         assert objective.phrase is not None  # guaranteed by check_objective
         pattern = objective.pattern or default_pattern(objective.phrase)
         verdict = self.evaluate_pattern(reply, pattern)

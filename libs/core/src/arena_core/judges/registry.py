@@ -1,8 +1,10 @@
 """Looking judges up by name.
 
-Five judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
-and ``regex`` (phrase objectives, no model) and the model-based ``llm`` judge
-(phrase and rubric objectives). :func:`get_judge` builds one per match.
+Seven judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
+and ``regex`` (phrase objectives, and pattern objectives for ``regex``; no
+model), the model-based ``llm`` judge (phrase and rubric objectives), and the
+evidence judges ``canary`` (a planted secret leaked) and ``length`` (a reply
+beyond a bound). :func:`get_judge` builds one per match.
 """
 
 from __future__ import annotations
@@ -11,20 +13,33 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from arena_core.errors import UnknownJudgeError
+from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
 from arena_core.judges.judge import Judge
+from arena_core.judges.length_judge import LengthJudge
 from arena_core.judges.llm_judge import JudgeModelFactory, LlmJudge
 from arena_core.judges.phrase_judge import PhraseJudge
 from arena_core.judges.regex_judge import RegexJudge
 from arena_core.judges.strict_judge import StrictPhraseJudge
 
 JUDGES: Mapping[str, type[Judge]] = MappingProxyType(
-    {judge.name: judge for judge in (PhraseJudge, ExactJudge, StrictPhraseJudge, RegexJudge, LlmJudge)}
+    {
+        judge.name: judge
+        for judge in (
+            PhraseJudge,
+            ExactJudge,
+            StrictPhraseJudge,
+            RegexJudge,
+            LlmJudge,
+            CanaryJudge,
+            LengthJudge,
+        )
+    }
 )
 """Every judge class by its name, in the order they are offered to users."""
 
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)
-"""The valid judge names, ``("phrase", "exact", "strict", "regex", "llm")``."""
+"""The valid judge names, ``("phrase", "exact", "strict", "regex", "llm", "canary", "length")``."""
 
 
 def get_judge(name: str, *, model_factory: JudgeModelFactory | None = None) -> Judge:

@@ -6,6 +6,10 @@ When every script has been played and turns remain, it starts over from the
 first script (a sampling defender may answer differently the second time).
 Needs no model: this is the demo's default, since a 135M model cannot drive
 tool calls.
+
+Besides phrase objectives it plays every objective of the built-in catalogue
+(:mod:`arena_core.objective_catalogue`) that has a script of its own: that
+script's turns, in one conversation, started over while turns remain.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 from arena_attacker.match_session import MatchSession
 from arena_attacker.playbook_scripts import script_order
 from arena_attacker.strategies.strategy import Strategy
+from arena_core.objective import Objective
+from arena_core.objective_catalogue import CATALOGUE
 
 
 class PlaybookStrategy(Strategy):
@@ -23,9 +29,22 @@ class PlaybookStrategy(Strategy):
     objective_kinds = frozenset({"phrase"})
     needs_model = False
 
+    @classmethod
+    def can_pursue(cls, objective: Objective) -> bool:
+        return objective.kind == "phrase" or bool(_catalogue_script(objective))
+
+    @classmethod
+    def supported_objectives(cls) -> str:
+        scripted = [entry.id for entry in CATALOGUE.values() if entry.playbook]
+        return f"phrase objectives, and the catalogue's {', '.join(scripted)}"
+
     async def play(self, session: MatchSession) -> None:
+        scripted = _catalogue_script(session.objective)
+        if scripted:
+            await self._play_catalogue_script(session, scripted)
+            return
         phrase = session.phrase
-        assert phrase is not None  # playbook accepts phrase objectives only
+        assert phrase is not None  # can_pursue: a phrase objective, or a catalogue script
         scripts = script_order(session.request.seed)
         if not scripts:
             return
@@ -37,6 +56,24 @@ class PlaybookStrategy(Strategy):
                         new_conversation=index == 0,
                         reasoning=(f"playbook script '{script.name}' step {index + 1}: {script.technique}"),
                     )
+
+    async def _play_catalogue_script(self, session: MatchSession, script: tuple[str, ...]) -> None:
+        name = session.objective.id
+        while session.turns_left > 0 and not session.won:
+            for index, text in enumerate(script):
+                await session.send(
+                    text,
+                    new_conversation=index == 0,
+                    reasoning=f"playbook script of objective '{name}' step {index + 1}",
+                )
+
+
+def _catalogue_script(objective: Objective) -> tuple[str, ...]:
+    """The catalogue's script for ``objective`` (matched by id and kind), else ()."""
+    entry = CATALOGUE.get(objective.id) if objective.id else None
+    if entry is None or entry.objective.kind != objective.kind:
+        return ()
+    return entry.playbook
 
 
 __all__ = ["PlaybookStrategy"]

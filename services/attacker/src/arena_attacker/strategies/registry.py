@@ -48,10 +48,10 @@ def check_strategy(name: str) -> None:
 def validate_strategy(name: str, params: Mapping[str, ParamValue], objective: Objective) -> StrategyParams:
     """Check the strategy exists, accepts ``params`` and can pursue ``objective``."""
     strategy = strategy_class(name)
-    if objective.kind not in strategy.objective_kinds:
+    if not strategy.can_pursue(objective):
         raise InvalidInputError(
-            f"strategy '{name}' cannot pursue a {objective.kind} objective "
-            f"(it supports: {', '.join(sorted(strategy.objective_kinds))})"
+            f"strategy '{name}' cannot pursue {objective.kind} objective '{objective.label}' "
+            f"(it supports: {strategy.supported_objectives()})"
         )
     return strategy.parse_params(params)
 

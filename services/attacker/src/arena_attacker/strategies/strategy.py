@@ -19,6 +19,7 @@ from arena_attacker.match_session import MatchSession
 from arena_core.errors import InvalidInputError
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import ParamValue
+from arena_core.objective import OBJECTIVE_KINDS, Objective
 
 
 class StrategyParams(BaseModel):
@@ -61,8 +62,18 @@ class Strategy(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[StrategyParams]] = StrategyParams
-    objective_kinds: ClassVar[frozenset[str]] = frozenset({"phrase", "rubric"})
+    objective_kinds: ClassVar[frozenset[str]] = frozenset(OBJECTIVE_KINDS)
     needs_model: ClassVar[bool] = True
+
+    @classmethod
+    def can_pursue(cls, objective: Objective) -> bool:
+        """True when this strategy can play for ``objective``."""
+        return objective.kind in cls.objective_kinds
+
+    @classmethod
+    def supported_objectives(cls) -> str:
+        """What :meth:`can_pursue` accepts, in words for error messages."""
+        return ", ".join(kind for kind in OBJECTIVE_KINDS if kind in cls.objective_kinds) + " objectives"
 
     def __init__(self, params: StrategyParams, context: StrategyContext) -> None:
         self.params = params

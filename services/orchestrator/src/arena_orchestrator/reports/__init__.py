@@ -1,5 +1,5 @@
-"""Campaign reports: JSON, JUnit XML, a self-contained HTML page and a Markdown page, from a
-:class:`CampaignReport`.
+"""Campaign reports: JSON, JUnit XML, SARIF 2.1.0, a self-contained HTML page and a Markdown
+page, from a :class:`CampaignReport`.
 
 Renderers are pure functions of the report: no I/O, no clock, no network.
 """
@@ -18,13 +18,19 @@ from arena_orchestrator.reports.json_report import (
 )
 from arena_orchestrator.reports.junit_report import JUNIT_MEDIA_TYPE, render_junit
 from arena_orchestrator.reports.markdown_report import render_markdown
+from arena_orchestrator.reports.sarif_report import SARIF_MEDIA_TYPE, render_sarif
 
-ReportFormat = Literal["html", "json", "junit"]
+ReportFormat = Literal["html", "json", "junit", "sarif"]
 """The report formats :func:`render_report` knows."""
 
 REPORT_FORMATS: tuple[str, ...] = get_args(ReportFormat)
 
-MEDIA_TYPES: dict[str, str] = {"html": HTML_MEDIA_TYPE, "json": JSON_MEDIA_TYPE, "junit": JUNIT_MEDIA_TYPE}
+MEDIA_TYPES: dict[str, str] = {
+    "html": HTML_MEDIA_TYPE,
+    "json": JSON_MEDIA_TYPE,
+    "junit": JUNIT_MEDIA_TYPE,
+    "sarif": SARIF_MEDIA_TYPE,
+}
 """The ``Content-Type`` of each format."""
 
 
@@ -33,7 +39,8 @@ def render_report(report: CampaignReport, fmt: ReportFormat) -> tuple[str, str]:
 
     ``html``: :func:`render_html` with default links, ``text/html; charset=utf-8``;
     ``json``: :func:`render_json`, ``application/json``; ``junit``: :func:`render_junit`,
-    ``application/xml``. Raises :class:`ValueError` for any other format.
+    ``application/xml``; ``sarif``: :func:`render_sarif`, ``application/sarif+json``. Raises
+    :class:`ValueError` for any other format.
     """
     if fmt == "html":
         return render_html(report), HTML_MEDIA_TYPE
@@ -41,6 +48,8 @@ def render_report(report: CampaignReport, fmt: ReportFormat) -> tuple[str, str]:
         return render_json(report), JSON_MEDIA_TYPE
     if fmt == "junit":
         return render_junit(report), JUNIT_MEDIA_TYPE
+    if fmt == "sarif":
+        return render_sarif(report), SARIF_MEDIA_TYPE
     raise ValueError(f"unknown report format '{fmt}'; choose one of: {', '.join(REPORT_FORMATS)}")
 
 
@@ -63,6 +72,7 @@ __all__ = [
     "render_junit",
     "render_markdown",
     "render_report",
+    "render_sarif",
     "report_json_schema",
     "report_schema_text",
 ]

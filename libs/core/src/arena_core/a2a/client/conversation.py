@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from arena_core.a2a.client.target import A2ATarget
 from arena_core.a2a.client.target_reply import TargetReply
 
@@ -23,8 +26,17 @@ class TargetConversation:
     Every reply's text is what the agent said in that turn (:class:`TargetReply`).
     """
 
-    def __init__(self, target: A2ATarget) -> None:
+    def __init__(
+        self,
+        target: A2ATarget,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        extensions: tuple[str, ...] = (),
+    ) -> None:
+        """``metadata`` and ``extensions`` go with every message (see :meth:`A2ATarget.send`)."""
         self._target = target
+        self._metadata = metadata
+        self._extensions = extensions
         self.context_id: str | None = None
         self.task_id: str | None = None
         self._task_open = False
@@ -38,7 +50,13 @@ class TargetConversation:
     async def send(self, text: str) -> TargetReply:
         """Send ``text`` in this conversation (a new one after :meth:`reset`), as the class doc says."""
         task_id = self.task_id if self._task_open else None
-        reply = await self._target.send(text, context_id=self.context_id, task_id=task_id)
+        reply = await self._target.send(
+            text,
+            context_id=self.context_id,
+            task_id=task_id,
+            metadata=self._metadata,
+            extensions=self._extensions,
+        )
         self.context_id = reply.context_id or self.context_id
         self.task_id = reply.task_id
         self._task_open = reply.open

@@ -25,10 +25,11 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import httpx
-from a2a.client import A2AClientError, A2AClientTimeoutError
+from a2a.client import A2AClientError, A2AClientTimeoutError, ClientCallContext
+from a2a.client.service_parameters import ServiceParametersFactory, with_a2a_extensions
 from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
@@ -39,6 +40,7 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     StreamResponse,
 )
+from google.protobuf.struct_pb2 import Struct
 
 from arena_core.a2a.client.cancel import cancel_task_quietly
 from arena_core.a2a.client.connect import AgentRole, Connection, connect
@@ -113,10 +115,24 @@ class A2ATarget:
         """The protocol binding in use (``JSONRPC`` or ``HTTP+JSON``)."""
         return self.interface.protocol_binding
 
+    def supports_extension(self, uri: str) -> bool:
+        """True when the target's card lists the A2A extension ``uri``."""
+        return any(extension.uri == uri for extension in self.card.capabilities.extensions)
+
     async def send(
-        self, text: str, *, context_id: str | None = None, task_id: str | None = None
+        self,
+        text: str,
+        *,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extensions: tuple[str, ...] = (),
     ) -> TargetReply:
-        """Send one user text message and wait for the agent's answer."""
+        """Send one user text message and wait for the agent's answer.
+
+        ``metadata`` becomes the message's metadata; ``extensions`` are the A2A extensions
+        the message uses, named in the ``A2A-Extensions`` header.
+        """
         message = Message(
             role=Role.ROLE_USER,
             message_id=str(uuid.uuid4()),
@@ -124,12 +140,23 @@ class A2ATarget:
             context_id=context_id or "",
             task_id=task_id or "",
         )
+        if metadata:
+            struct = Struct()
+            struct.update(dict(metadata))
+            message.metadata.CopyFrom(struct)
         request = SendMessageRequest(
             message=message,
             # The arena reads only the latest status; don't make the target resend everything.
             configuration=SendMessageConfiguration(history_length=1),
         )
-        last = await self._last_event(request)
+        call = (
+            ClientCallContext(
+                service_parameters=ServiceParametersFactory.create([with_a2a_extensions(list(extensions))])
+            )
+            if extensions
+            else None
+        )
+        last = await self._last_event(request, call)
         if last is None:
             raise TargetProtocolError(f"target {self.url} returned no answer to a message")
         reported = self._reported.pop(task_id, frozenset()) if task_id else frozenset()
@@ -151,11 +178,13 @@ class A2ATarget:
             metadata=self._credentials.redact_json(reply.metadata),
         )
 
-    async def _last_event(self, request: SendMessageRequest) -> StreamResponse | None:
+    async def _last_event(
+        self, request: SendMessageRequest, call: ClientCallContext | None = None
+    ) -> StreamResponse | None:
         """The last event of the target's answer to ``request``; every failure translated."""
         last: StreamResponse | None = None
         try:
-            async for event in self._connection.client.send_message(request):
+            async for event in self._connection.client.send_message(request, context=call):
                 last = event
         except (TargetNotAllowedError, TargetRateLimitedError):
             raise
