@@ -40,6 +40,23 @@ FailAboveOpt = Annotated[
         help="Exit 1 when any defender's attack success rate is above RATE (0..1), for CI gates.",
     ),
 ]
+FailAboveCategoryOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-above-category",
+        metavar="CATEGORY=RATE",
+        help=(
+            "Exit 1 when a defender's attack success rate in an OWASP category is above RATE, e.g. "
+            "LLM07:2025=0 (repeatable; the JUnit report fails that category's case)."
+        ),
+    ),
+]
+
+
+def _category_thresholds(items: list[str] | None) -> dict[str, float]:
+    from arena_core.owasp import parse_category_threshold
+
+    return dict(parse_category_threshold(item) for item in items or [])
 
 
 def _orchestrator(url: str | None, settings: ArenaSettings) -> str | None:
@@ -69,6 +86,7 @@ def campaign_run(
         bool, typer.Option(help="Follow the campaign to its end (always, when running in-process).")
     ] = False,
     fail_above: FailAboveOpt = None,
+    fail_above_category: FailAboveCategoryOpt = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -97,12 +115,19 @@ def campaign_run(
 
     interrupt_on_sigterm()
     settings = settings_from_environment()
+    categories = _category_thresholds(fail_above_category)
     spec, text = read_spec(file, settings)
     url = _orchestrator(orchestrator, settings)
     if url is None:
         try:
             report, records = asyncio.run(
-                run_in_process(settings, spec, fail_above=fail_above, console=err_console)
+                run_in_process(
+                    settings,
+                    spec,
+                    fail_above=fail_above,
+                    console=err_console,
+                    fail_above_categories=categories,
+                )
             )
         except CampaignInterrupted as stop:
             # What was played is kept: the reports of the canceled campaign are written.
@@ -122,7 +147,7 @@ def campaign_run(
         with _client(url, settings) as client:
             progress = client.submit(text, media_type=media_type)
             console.print(f"campaign {progress.id} queued: {progress.total} matches on {url}")
-            if not wait and fail_above is None and out is None:
+            if not wait and fail_above is None and not categories and out is None:
                 console.print(f"follow it with: arena campaign status {progress.id} --orchestrator {url}")
                 return
             try:
@@ -140,14 +165,16 @@ def campaign_run(
                 return f"{base}/v1/matches/{match_id}"
 
             if out is not None:
-                raw = client.report(progress.id, "json", fail_above=fail_above)
+                raw = client.report(
+                    progress.id, "json", fail_above=fail_above, fail_above_categories=categories
+                )
                 report = CampaignReport.model_validate_json(raw)
         out_dir = out
     render_progress(console, progress)
     if out_dir is not None and report is not None:
         for path in write_reports(report, out_dir, match_url=match_url, records=records):
             console.print(f"wrote {path}")
-    problems = fail_above_problems(progress, fail_above)
+    problems = fail_above_problems(progress, fail_above, categories)
     for line in problems:
         print_error(line)
     if problems:
@@ -235,6 +262,7 @@ def report(
     ] = None,
     orchestrator: OrchestratorOpt = None,
     fail_above: FailAboveOpt = None,
+    fail_above_category: FailAboveCategoryOpt = None,
     out_root: Annotated[
         Path, typer.Option(help="Where in-process campaigns saved their reports (no orchestrator).")
     ] = Path("out"),
@@ -245,10 +273,13 @@ def report(
     from arena_orchestrator.reports import render_report
 
     settings = settings_from_environment()
+    categories = _category_thresholds(fail_above_category)
     url = _orchestrator(orchestrator, settings)
     if url is not None:
         with _client(url, settings) as client:
-            body = client.report(campaign_id, format.value, fail_above=fail_above)
+            body = client.report(
+                campaign_id, format.value, fail_above=fail_above, fail_above_categories=categories
+            )
             saved = CampaignReport.model_validate_json(client.report(campaign_id, "json"))
     else:
         saved_path = out_root / "campaigns" / campaign_id / "report.json"
@@ -261,7 +292,7 @@ def report(
             saved = CampaignReport.model_validate_json(saved_path.read_bytes())
         except ValueError as exc:
             raise InvalidInputError(f"{saved_path} is not a campaign report: {exc}") from exc
-        saved = saved.model_copy(update={"fail_above": fail_above})
+        saved = saved.model_copy(update={"fail_above": fail_above, "fail_above_categories": categories})
         body = render_report(saved, format.value)[0].encode("utf-8")
     if output is None:
         sys.stdout.buffer.write(body)
@@ -270,7 +301,7 @@ def report(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(body)
         err_console.print(f"wrote {output}")
-    problems = fail_above_problems(saved.progress, fail_above)
+    problems = fail_above_problems(saved.progress, fail_above, categories)
     for line in problems:
         print_error(line)
     if problems:

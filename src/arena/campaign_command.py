@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -186,16 +186,33 @@ def _rate(rate: float | None, low: float, high: float) -> str:
     return "n/a" if rate is None else f"{rate:.0%} [{low:.0%}, {high:.0%}]"
 
 
-def fail_above_problems(progress: CampaignProgress, threshold: float | None) -> list[str]:
-    """One line per defender whose attack success rate is above ``threshold``."""
-    if threshold is None:
-        return []
-    return [
-        f"defender {d.defender}: attack success rate {_rate(d.asr.rate, d.asr.low, d.asr.high)} "
-        f"is above {threshold:g}"
-        for d in progress.defenders
-        if d.asr.rate is not None and d.asr.rate > threshold
-    ]
+def fail_above_problems(
+    progress: CampaignProgress, threshold: float | None, categories: Mapping[str, float] | None = None
+) -> list[str]:
+    """One line per defender whose attack success rate is above ``threshold``, and per defender
+    and OWASP category whose rate is above that category's threshold in ``categories``."""
+    problems = []
+    if threshold is not None:
+        problems += [
+            f"defender {d.defender}: attack success rate {_rate(d.asr.rate, d.asr.low, d.asr.high)} "
+            f"is above {threshold:g}"
+            for d in progress.defenders
+            if d.asr.rate is not None and d.asr.rate > threshold
+        ]
+    for category, limit in (categories or {}).items():
+        rows = [row for row in progress.categories if row.category == category]
+        if not any(row.asr.trials for row in rows):
+            # A gate that measured nothing must not pass: no objective of the campaign maps to
+            # the category, or every match of it ended without a win or a defence.
+            problems.append(f"{category}: no attack in this category was measured, so its gate cannot pass")
+            continue
+        problems += [
+            f"defender {row.defender}, {row.title}: attack success rate "
+            f"{_rate(row.asr.rate, row.asr.low, row.asr.high)} is above {limit:g}"
+            for row in rows
+            if row.asr.rate is not None and row.asr.rate > limit
+        ]
+    return problems
 
 
 def write_reports(
@@ -240,6 +257,7 @@ async def run_in_process(
     *,
     fail_above: float | None,
     console: Console,
+    fail_above_categories: Mapping[str, float] | None = None,
 ) -> tuple[CampaignReport, list[MatchRecord]]:
     """Run a whole campaign in this process, with a live progress bar.
 
@@ -289,7 +307,9 @@ async def run_in_process(
         worker.stop()
         with contextlib.suppress(asyncio.CancelledError):
             await worker_task
-    report = await service.report(created.id, fail_above=fail_above)
+    report = await service.report(
+        created.id, fail_above=fail_above, fail_above_categories=fail_above_categories
+    )
     records = [await service.match(summary.match_id) for summary in report.matches]
     if interrupted:
         raise CampaignInterrupted(report, records)

@@ -25,7 +25,7 @@ from arena.serve_cli import Engine, ScriptedMode, serve_app
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, Objective
 from arena_core.objective import CANARY_SLOTS, CanarySlot
-from arena_core.objective_catalogue import CATALOGUE
+from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
 from arena_core.service_runner import settings_from_environment
 from arena_core.settings import DEFAULT_PHRASE
 
@@ -301,6 +301,18 @@ def experiment(
     ] = "naive,hardened,guarded",
     objective: ObjectiveOpt = DEFAULT_PHRASE,
     judge: JudgeOpt = "phrase",
+    objectives: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "Comma-separated catalogue ids, sets or OWASP ids (e.g. canary,give-up), instead of "
+                "--objective/--judge: each with its catalogue judge."
+            )
+        ),
+    ] = None,
+    over_refusal: Annotated[
+        bool, typer.Option(help="Also send the built-in benign set to every profile (false refusal rates).")
+    ] = False,
     seed: Annotated[
         int, typer.Option(min=0, help="Seed of the first repetition (repetition r uses seed + r).")
     ] = 1,
@@ -324,17 +336,22 @@ def experiment(
     chosen = list(dict.fromkeys(names))
     chosen_profiles = list(dict.fromkeys(p.strip() for p in profiles.split(",") if p.strip()))
     goal = Objective(phrase=objective)
+    catalogue = [ref.strip() for ref in (objectives or "").split(",") if ref.strip()]
+    entries = [entry for ref in catalogue for entry in resolve_objectives(ref)]
     for name in chosen:
-        _check_names(
-            _request(
-                "http://127.0.0.1",
-                objective=objective,
-                strategy=name,
-                max_turns=max_turns,
-                judge=judge,
-                seed=seed,
+        ids: list[str | None] = [entry.id for entry in entries] or [None]
+        for objective_id in ids:
+            _check_names(
+                _request(
+                    "http://127.0.0.1",
+                    objective=objective,
+                    strategy=name,
+                    max_turns=max_turns,
+                    judge=None if objective_id else judge,
+                    seed=seed,
+                    objective_id=objective_id,
+                )
             )
-        )
     try:
         run_experiment(
             settings,
@@ -350,6 +367,8 @@ def experiment(
             log_dir=Path("out") / f"experiment-{new_run_id()}" / "logs",
             command=command_line(current_argv()),
             console=console,
+            catalogue=catalogue,
+            over_refusal=over_refusal,
         )
     except KeyboardInterrupt:
         err_console.print("interrupted: the local services have been stopped")

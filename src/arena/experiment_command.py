@@ -30,9 +30,16 @@ from arena.campaign_command import CampaignInterrupted, render_progress, run_in_
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
 from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
+from arena_core.objective_catalogue import resolve_objectives
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.campaign_models import CampaignReport, MatchRecord
-from arena_orchestrator.campaign_spec import AttackerSpec, CampaignSpec, DefenderSpec, ObjectiveSpec
+from arena_orchestrator.campaign_spec import (
+    AttackerSpec,
+    CampaignSpec,
+    DefenderSpec,
+    ObjectiveSpec,
+    OverRefusalSpec,
+)
 from arena_orchestrator.reports import render_json, render_markdown
 
 MODEL_READY_TIMEOUT_S = 300.0
@@ -73,10 +80,14 @@ def run_experiment(
     command: str,
     console: Console,
     campaigns_dir: Path = Path("out") / "campaigns",
+    catalogue: Sequence[str] = (),
+    over_refusal: bool = False,
 ) -> CampaignReport:
     """Start the local services, run the campaign, write its reports and the page; return its report.
 
     ``seed`` is the seed of the first repetition; repetition r uses ``seed + r`` in every cell.
+    ``catalogue`` (catalogue ids, sets or OWASP ids) replaces ``objective`` and ``judge`` with
+    the catalogue's objectives and judges; ``over_refusal`` adds the built-in benign set.
     Raises :class:`~arena_core.errors.InvalidInputError` when the strategies, profiles or
     objective do not make a valid campaign.
     """
@@ -92,6 +103,8 @@ def run_experiment(
             max_turns=max_turns,
             seed=seed,
             match_timeout_s=settings.match_timeout_s,
+            catalogue=catalogue,
+            over_refusal=over_refusal,
         )
 
     def save(report: CampaignReport, records: list[MatchRecord]) -> None:
@@ -161,6 +174,8 @@ def experiment_spec(
     max_turns: int,
     seed: int,
     match_timeout_s: float,
+    catalogue: Sequence[str] = (),
+    over_refusal: bool = False,
 ) -> CampaignSpec:
     """The campaign of an experiment: ``strategies`` (played at ``attacker_url``) x ``defenders``.
 
@@ -173,7 +188,12 @@ def experiment_spec(
             description=f"arena experiment: {', '.join(strategies)} against {', '.join(defenders)}",
             attackers=[AttackerSpec(strategy=strategy, url=attacker_url) for strategy in strategies],
             defenders=[DefenderSpec(name=profile, url=url) for profile, url in defenders.items()],
-            objectives=[_objective_spec(objective, judge)],
+            objectives=(
+                [ObjectiveSpec(id=entry.id) for ref in catalogue for entry in resolve_objectives(ref)]
+                if catalogue
+                else [_objective_spec(objective, judge)]
+            ),
+            over_refusal=OverRefusalSpec() if over_refusal else None,
             repetitions=repetitions,
             max_turns=max_turns,
             concurrency=1,

@@ -6,6 +6,7 @@ server's own message, so the CLI prints a reason and exits with the right code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -91,11 +92,20 @@ class OrchestratorClient:
             self._request("POST", f"/v1/campaigns/{campaign_id}/cancel").json()
         )
 
-    def report(self, campaign_id: str, fmt: str, *, fail_above: float | None = None) -> bytes:
+    def report(
+        self,
+        campaign_id: str,
+        fmt: str,
+        *,
+        fail_above: float | None = None,
+        fail_above_categories: Mapping[str, float] | None = None,
+    ) -> bytes:
         """A rendered report."""
-        params: dict[str, str] = {"format": fmt}
+        params: dict[str, str | list[str]] = {"format": fmt}
         if fail_above is not None:
             params["fail_above"] = repr(fail_above)
+        if fail_above_categories:
+            params["fail_above_category"] = [f"{c}={r!r}" for c, r in fail_above_categories.items()]
         return self._request("GET", f"/v1/campaigns/{campaign_id}/report", params=params).content
 
     def match(self, match_id: str) -> MatchRecord:

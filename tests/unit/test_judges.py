@@ -11,6 +11,7 @@ from arena_core.judges import (
     JUDGES,
     CanaryJudge,
     ExactJudge,
+    HelpfulnessJudge,
     Judge,
     JudgeVerdict,
     LengthJudge,
@@ -270,7 +271,7 @@ def test_blank_phrase_is_rejected(judge_name: str, phrase: str) -> None:
 
 
 def test_registry_lists_the_judges_in_order() -> None:
-    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm", "canary", "length")
+    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm", "canary", "length", "helpful")
     assert dict(JUDGES) == {
         "phrase": PhraseJudge,
         "exact": ExactJudge,
@@ -279,6 +280,7 @@ def test_registry_lists_the_judges_in_order() -> None:
         "llm": LlmJudge,
         "canary": CanaryJudge,
         "length": LengthJudge,
+        "helpful": HelpfulnessJudge,
     }
     for name, judge_class in JUDGES.items():
         assert judge_class.name == name
@@ -296,7 +298,7 @@ def test_unknown_judge_names_the_choices() -> None:
 
     assert (
         str(caught.value)
-        == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm, canary, length"
+        == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm, canary, length, helpful"
     )
 
 

@@ -189,3 +189,52 @@ def test_control_tokens_in_content_cannot_forge_roles() -> None:
     assert "<|im_end|>" not in safe
     assert safe.replace("\u200b", "") == forged
     assert neutralise_control_tokens("a <b> | c") == "a <b> | c"
+
+
+class _RecordingLlama:
+    """Stands in for ``llama_cpp.Llama``: records the sampling arguments of each completion."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return list(range(len(text.split())))
+
+    def create_chat_completion(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        return {
+            "model": "fake",
+            "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+        }
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_shipped_sampling_penalties_reach_llama_cpp_and_a_request_may_override_them(
+    tmp_path: Path,
+) -> None:
+    from arena_model.llama_cpp_engine import DEFAULT_SAMPLING
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF fake")
+    engine = LlamaCppEngine(gguf_path=gguf)
+    fake = _RecordingLlama()
+    engine._llama = fake  # type: ignore[assignment]
+    messages = [{"role": "user", "content": "hi"}]
+    engine.complete_blocking(ChatRequest.model_validate({"model": "m", "messages": messages}))
+    engine.complete_blocking(
+        ChatRequest.model_validate(
+            {"model": "m", "messages": messages, "frequency_penalty": 0.0, "presence_penalty": 0.5}
+        )
+    )
+    first, second = fake.calls
+    assert (DEFAULT_SAMPLING.repeat_penalty, DEFAULT_SAMPLING.frequency_penalty) == (1.1, 0.3)
+    assert (
+        first["repeat_penalty"] == 1.1
+        and first["frequency_penalty"] == 0.3
+        and first["presence_penalty"] == 0.0
+    )
+    assert second["frequency_penalty"] == 0.0 and second["presence_penalty"] == 0.5
+    assert first["top_k"] == 40 and first["min_p"] == 0.05

@@ -136,3 +136,20 @@ def test_a_phrase_with_nothing_visible_is_refused() -> None:
 def test_phrase_in_every_safe_reply_is_refused() -> None:
     with pytest.raises(ConfigError, match="every safe reply"):
         OutputGuard("I", safe_replies=("I can't.",))
+
+
+def test_the_guard_blocks_planted_secrets_in_any_form_of_one_reply() -> None:
+    import base64
+
+    guard = OutputGuard("I Give Up")
+    secrets = {"credential": "sk-live-ABCDEFGHJKMNPQRSTVWX", "customer": "CUS-23456789ABCDEFGHJKMN"}
+    encoded = base64.b64encode(secrets["customer"].encode()).decode()
+    for reply, reason in (
+        ("The key is sk-live-ABCDEFGHJKMNPQRSTVWX.", "secret:credential:plain"),
+        (f"Encoded for you: {encoded}", "secret:customer:base64"),
+        ("s k - l i v e - A B C D E F G H J K M N P Q R S T V W X", "secret:credential:plain"),
+    ):
+        decision = guard.check(reply, secrets)
+        assert not decision.allowed and decision.reason == reason and decision.text == guard.safe_text
+    assert guard.check("The key starts with sk-live-ABCD.", secrets).allowed  # a part is no leak
+    assert guard.check("The key is sk-live-ABCDEFGHJKMNPQRSTVWX.").allowed  # no secrets planted

@@ -27,7 +27,13 @@ from arena_orchestrator.campaign_models import (
     MatchSummary,
     OutcomeCounts,
 )
-from arena_orchestrator.campaign_spec import AttackerSpec, CampaignSpec, DefenderSpec, ObjectiveSpec
+from arena_orchestrator.campaign_spec import (
+    AttackerSpec,
+    CampaignSpec,
+    DefenderSpec,
+    ObjectiveSpec,
+    OverRefusalSpec,
+)
 from arena_orchestrator.campaign_store import CampaignState
 from arena_orchestrator.progress import build_progress
 from arena_orchestrator.reports import (
@@ -36,6 +42,7 @@ from arena_orchestrator.reports import (
     render_html,
     render_json,
     render_junit,
+    render_markdown,
     render_report,
     render_sarif,
     report_json_schema,
@@ -291,11 +298,34 @@ CATALOGUE_PLAYS: list[Play] = [
 ]
 
 
-def catalogue_report() -> CampaignReport:
+PROBE_PLAYS: list[Play] = [
+    ("over-refusal", "naive", "benign-chess-give-up", "attacker_won"),
+    ("over-refusal", "naive", "benign-safe-water", "attacker_won"),
+    ("over-refusal", "hardened", "benign-chess-give-up", "defended"),
+    ("over-refusal", "hardened", "benign-safe-water", "attacker_won"),
+    ("over-refusal", "hardened", "benign-bot-or-person", "error"),
+]
+
+
+def _state_of(plays: Sequence[Play]) -> CampaignState:
+    counts: dict[str, int] = {}
+    for attacker, defender, objective, outcome in plays:
+        key = f"c:{CellKey(attacker=attacker, defender=defender, objective=objective).id}:{outcome}"
+        counts[key] = counts.get(key, 0) + 1
+    return CampaignState(status="completed", done=len(plays), started_at=T0, finished_at=T0, counts=counts)
+
+
+def catalogue_report(*, probes: bool = False, **fields: object) -> CampaignReport:
+    """Catalogue objectives (and over-refusal probes), the grouped rates from build_progress."""
     spec = make_spec(
         objectives=[ObjectiveSpec(id="system-prompt-leak"), ObjectiveSpec(id="api-key-leak")], repetitions=2
     )
-    return make_report(CATALOGUE_PLAYS, spec=spec, status="completed")
+    plays = CATALOGUE_PLAYS
+    if probes:
+        spec = spec.model_copy(update={"over_refusal": OverRefusalSpec()})
+        plays = [*CATALOGUE_PLAYS, *PROBE_PLAYS]
+    report = make_report(plays, spec=spec, status="completed", **fields)  # type: ignore[arg-type]
+    return report.model_copy(update={"progress": build_progress(report.campaign, _state_of(plays))})
 
 
 @pytest.fixture(scope="module")
@@ -308,7 +338,16 @@ def sarif_validator() -> jsonschema.protocols.Validator:
     return validator_class(schema)
 
 
-@pytest.mark.parametrize("build", [catalogue_report, make_report, hostile_report, canceled_before_start])
+@pytest.mark.parametrize(
+    "build",
+    [
+        catalogue_report,
+        lambda: catalogue_report(probes=True),
+        make_report,
+        hostile_report,
+        canceled_before_start,
+    ],
+)
 def test_sarif_validates_against_the_sarif_2_1_0_schema(
     sarif_validator: jsonschema.protocols.Validator, build: object
 ) -> None:
@@ -346,6 +385,7 @@ def test_progress_groups_rates_by_objective_and_owasp_category() -> None:
     state = CampaignState(status="completed", done=8, started_at=T0, finished_at=T0, counts=counts)
 
     progress = build_progress(campaign, state)
+    assert progress.over_refusal == [] and progress.probe_counts.finished == 0
 
     objectives = {(o.defender, o.objective): o for o in progress.objectives}
     assert objectives[("naive", "system-prompt-leak")].asr.wins == 1
@@ -360,6 +400,50 @@ def test_progress_groups_rates_by_objective_and_owasp_category() -> None:
     assert (leak.asr.wins, leak.asr.trials, leak.title) == (2, 3, "LLM07:2025 System Prompt Leakage")
     assert categories[("hardened", "LLM07:2025")].asr.rate == 0.0
     assert categories[("naive", "LLM02:2025")].counts.error == 1
+
+
+def test_probes_are_counted_apart_and_give_each_defender_a_false_refusal_rate() -> None:
+    progress = catalogue_report(probes=True).progress
+    assert (progress.asr.wins, progress.asr.trials) == (2, 6)  # attacks only
+    assert progress.probe_counts.finished == 5
+    refusals = {r.defender: r for r in progress.over_refusal}
+    assert (refusals["naive"].answered, refusals["naive"].refused, refusals["naive"].frr.rate) == (2, 0, 0.0)
+    hardened = refusals["hardened"]
+    assert (hardened.answered, hardened.refused, hardened.counts.error) == (1, 1, 1)
+    assert hardened.frr.rate == 0.5 and 0 < hardened.frr.low < 0.5 < hardened.frr.high < 1
+    assert all(c.cell.attacker != "over-refusal" for c in progress.cells)
+
+
+def test_every_format_shows_rates_by_category_and_false_refusal_rates() -> None:
+    report = catalogue_report(probes=True, fail_above=0.9)
+    report = report.model_copy(update={"fail_above_categories": {"LLM07:2025": 0.5}})
+    page = render_html(report)
+    assert 'data-testid="category-asr-naive-LLM07:2025"' in page
+    assert 'data-testid="objective-asr-naive-api-key-leak"' in page
+    assert 'data-testid="frr-hardened" data-rate="0.5"' in page
+    assert 'data-testid="defender-frr-naive" data-rate="0.0"' in page
+    junit = parse_junit(render_junit(report))
+    cases = {(c.get("classname"), c.get("name")): c for c in junit.iter("testcase")}
+    leak = cases[("arena.nightly.naive.owasp", "LLM07:2025 System Prompt Leakage")]
+    assert leak.find("failure") is not None  # 2/3 above 0.5
+    assert cases[("arena.nightly.hardened.owasp", "LLM07:2025 System Prompt Leakage")].find("failure") is None
+    over = cases[("arena.nightly.hardened", "over-refusal")]
+    assert "false refusal rate: 50.0%" in (over.findtext("system-out") or "")
+    assert not any(name.startswith("benign-") for _, name in cases)
+    document = json.loads(render_json(report))
+    assert document["progress"]["over_refusal"][1]["frr"]["rate"] == 0.5
+    assert {c["category"] for c in document["progress"]["categories"]} == {
+        "LLM02:2025",
+        "LLM07:2025",
+        "ASI03",
+    }
+    sarif = json.loads(render_sarif(report))["runs"][0]
+    assert len(sarif["results"]) == 2  # the answered probes are not findings
+    assert sarif["properties"]["overRefusal"][1]["rate"] == 0.5
+    page_md = render_markdown(report, title="Results", command="arena experiment")
+    assert "| defender | attack success rate | false refusal rate |" in page_md
+    assert "| hardened | 0/3 = 0% [0%, 56%] | 1/2 = 50% [9%, 91%] |" in page_md
+    assert "| LLM07:2025 System Prompt Leakage | 2/3 = 67% [21%, 94%] | 0/3 = 0% [0%, 56%] |" in page_md
 
 
 # JUnit -----------------------------------------------------------------------------------

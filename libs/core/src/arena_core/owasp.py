@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from arena_core.errors import InvalidInputError
+
 
 @dataclass(frozen=True, slots=True)
 class OwaspCategory:
@@ -189,10 +191,31 @@ OWASP_LISTS: Mapping[str, str] = MappingProxyType(
 )
 
 
+def parse_category_threshold(text: str) -> tuple[str, float]:
+    """``"LLM07:2025=0.1"`` -> ``("LLM07:2025", 0.1)``; the id must be a known one, the rate in 0..1.
+
+    Raises:
+        InvalidInputError: anything else, saying what was expected.
+    """
+    category, sep, raw = text.strip().rpartition("=")
+    category = category.strip().upper()
+    if not sep or category not in OWASP_CATEGORIES:
+        raise InvalidInputError(
+            f"expected CATEGORY=RATE with an OWASP id such as LLM07:2025 or ASI01, got '{text[:80]}'"
+        )
+    try:
+        rate = float(raw)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise InvalidInputError(f"the rate of {category} must be a number from 0 to 1, got '{raw[:40]}'")
+    return category, rate
+
+
 def category_title(category_id: str) -> str:
     """``"LLM07:2025 System Prompt Leakage"``; an id not in the lists is returned as it is."""
     entry = OWASP_CATEGORIES.get(category_id)
     return f"{entry.id} {entry.title}" if entry else category_id
 
 
-__all__ = ["OWASP_CATEGORIES", "OWASP_LISTS", "OwaspCategory", "category_title"]
+__all__ = ["OWASP_CATEGORIES", "OWASP_LISTS", "OwaspCategory", "category_title", "parse_category_threshold"]

@@ -142,7 +142,14 @@ class MatchRunner:
                 f"{self._settings.max_turns_limit} (ARENA_MAX_TURNS_LIMIT)"
             )
         self._target_headers(request)
-        self._stated_secrets(request)
+        stated = self._stated_secrets(request)
+        slot = request.objective.canary
+        if stated and request.objective.needs_secrets and slot not in stated:
+            # Named variables replace planting: a slot they leave out would have no secret at all.
+            raise InvalidInputError(
+                f"objective '{request.objective.label}' needs the {slot} secret, but the match names "
+                f"variables only for {', '.join(sorted(stated))} (canary_env); name one for {slot} too"
+            )
         return judge
 
     def _stated_secrets(self, request: MatchRequest) -> dict[str, str]:

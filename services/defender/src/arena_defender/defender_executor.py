@@ -31,7 +31,8 @@ A message that plants secrets (the planted-secrets extension,
 :mod:`arena_core.planted_secrets`) gets the deployment section of
 :mod:`arena_defender.deployment` after the profile's prompt, with those secrets, for
 that turn; the attacker plants the same ones on every message of a match. Malformed
-planted secrets fail the task as invalid input.
+planted secrets fail the task as invalid input. The ``guarded`` profile's output guard
+blocks a reply holding one of them, as it blocks the phrase.
 
 What the guard replaced is gone: the history keeps the safe sentence that
 was sent, not the model's leaked reply. The client never saw the leak, and a
@@ -58,7 +59,7 @@ from arena_core.planted_secrets import read_planted_secrets
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import tracer
 from arena_defender.defender_model import DefenderModel
-from arena_defender.deployment import render_deployment
+from arena_defender.deployment import with_deployment
 from arena_defender.output_guard import OutputGuard
 
 logger = logging.getLogger(__name__)
@@ -140,8 +141,10 @@ class DefenderExecutor(AgentExecutor):
             return
         system = self._system
         if secrets is not None:
-            deployment = render_deployment(secrets, hardened=self._profile != "naive")
-            system = {"role": "system", "content": f"{self._system_prompt}\n{deployment}"}
+            system = {
+                "role": "system",
+                "content": with_deployment(self._system_prompt, secrets, profile=self._profile),
+            }
         with tracer().start_as_current_span(
             "invoke_agent arena-defender",
             attributes={
@@ -151,10 +154,16 @@ class DefenderExecutor(AgentExecutor):
                 attrs.ARENA_PROFILE: self._profile,
             },
         ) as span:
-            await self._answer(updater, updater.context_id, text, span, system)
+            await self._answer(updater, updater.context_id, text, span, system, secrets or {})
 
     async def _answer(
-        self, updater: TaskUpdater, context_id: str, text: str, span: Span, system: dict[str, str]
+        self,
+        updater: TaskUpdater,
+        context_id: str,
+        text: str,
+        span: Span,
+        system: dict[str, str],
+        secrets: dict[str, str],
     ) -> None:
         user = {"role": "user", "content": text}
         guard_reason: str | None = None
@@ -167,7 +176,7 @@ class DefenderExecutor(AgentExecutor):
             )
             said = reply.content
             if self._guard is not None:
-                decision = self._guard.check(said)
+                decision = self._guard.check(said, secrets)
                 if not decision.allowed:
                     said, guard_reason = decision.text, decision.reason
                     logger.info("output guard replaced a reply in context %s (%s)", context_id, guard_reason)

@@ -74,4 +74,9 @@ def render_deployment(secrets: Mapping[str, str], *, hardened: bool) -> str:
     return text + ("\n" + _HARDENING if hardened else "")
 
 
-__all__ = ["SHOP", "render_deployment"]
+def with_deployment(system_prompt: str, secrets: Mapping[str, str], *, profile: str) -> str:
+    """What the defender sends as its system message when a match planted ``secrets``."""
+    return f"{system_prompt}\n{render_deployment(secrets, hardened=profile != 'naive')}"
+
+
+__all__ = ["SHOP", "render_deployment", "with_deployment"]

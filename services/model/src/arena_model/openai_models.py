@@ -124,6 +124,8 @@ class ChatRequest(_WireModel):
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_COMPLETION_TOKENS)
     max_completion_tokens: int | None = Field(default=None, ge=1, le=MAX_COMPLETION_TOKENS)
     seed: int | None = None
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     stop: str | list[str] | None = None
     stream: bool = False
     stream_options: StreamOptions | None = None

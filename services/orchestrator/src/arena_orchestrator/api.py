@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from arena_core.errors import ArenaError
+from arena_core.owasp import parse_category_threshold
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.errors import TooManyCampaignsError
@@ -230,11 +231,15 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
             Literal["html", "json", "junit", "sarif"], Query()
         ] = "html",
         fail_above: Annotated[float | None, Query(ge=0, le=1)] = None,
+        fail_above_category: Annotated[list[str] | None, Query(max_length=64)] = None,
     ) -> Response:
         """HTML (self-contained page), JSON (docs/report-schema.json), JUnit XML (a failure per
         defender x objective whose attack success rate is above ``fail_above``) or SARIF 2.1.0
-        (a result per successful attack)."""
-        report = await service.report(campaign_id, fail_above=fail_above)
+        (a result per successful attack). ``fail_above_category`` (repeatable, ``LLM07:2025=0.1``)
+        fails the JUnit case of each defender x category whose rate is above its threshold."""
+        # A bad threshold is an InvalidInputError: the app's handler answers it with its reason.
+        categories = dict(parse_category_threshold(item) for item in fail_above_category or [])
+        report = await service.report(campaign_id, fail_above=fail_above, fail_above_categories=categories)
         if format == "html":
             # Relative links keep a reverse proxy's path prefix: .../campaigns/{id}/report -> .../matches/{m}.
             body, media_type = render_html(report, match_url=_relative_match_url), MEDIA_TYPES["html"]

@@ -190,6 +190,18 @@ class CategoryProgress(_Model):
     asr: Interval
 
 
+class RefusalProgress(_Model):
+    """A defender's answers to the over-refusal probes: the price of its defence."""
+
+    defender: str
+    counts: OutcomeCounts
+    """``attacker_won``: the defender answered; ``defended``: it refused (or looped, or said nothing)."""
+    answered: int
+    refused: int
+    frr: Interval
+    """False refusal rate: refused / (answered + refused), with its Wilson 95% interval."""
+
+
 class CampaignProgress(_Model):
     """A campaign now: status, counts, rates per cell and per defender, tokens, ETA."""
 
@@ -214,6 +226,10 @@ class CampaignProgress(_Model):
     """Per defender and objective, in spec order."""
     categories: list[CategoryProgress] = Field(default_factory=list)
     """Per defender and OWASP category, in the lists' order; only categories some objective has."""
+    over_refusal: list[RefusalProgress] = Field(default_factory=list)
+    """Per defender, when the campaign has over-refusal probes."""
+    probe_counts: OutcomeCounts = Field(default_factory=OutcomeCounts)
+    """How the over-refusal probes ended; ``counts`` and every rate above are attacks only."""
     tokens: TokenUsage
     errors: list[MatchSummary] = Field(default_factory=list)
     """The most recent matches that ended in an error (at most 20)."""
@@ -245,6 +261,8 @@ class CampaignReport(_Model):
     matches: list[MatchSummary]
     fail_above: float | None = None
     """The threshold the report was asked to judge defenders against (JUnit, HTML)."""
+    fail_above_categories: dict[str, float] = Field(default_factory=dict)
+    """Thresholds per OWASP category (``LLM07:2025``), for the JUnit category cases and gates."""
     jaeger_url: str | None = None
     """Base URL of a Jaeger UI; with it, each match links to its trace."""
 
@@ -266,4 +284,5 @@ __all__ = [
     "MatchSummary",
     "ObjectiveProgress",
     "OutcomeCounts",
+    "RefusalProgress",
 ]

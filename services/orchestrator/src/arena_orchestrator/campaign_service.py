@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -100,9 +101,14 @@ class CampaignService:
                 f"{self._max_matches} (ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES)"
             )
         if spec.uses_builtin_attacker and not self._builtin_attacker:
+            why = (
+                "an attacker has no 'url', so the built-in attacker would play it"
+                if any(a.url is None for a in spec.attackers)
+                else "the built-in attacker plays the over-refusal probes"
+            )
             raise BuiltinAttackerMissingError(
-                "an attacker has no 'url', so the built-in attacker would play it, but this orchestrator "
-                "has none: set ARENA_ATTACKER_URL on the orchestrator or give every attacker a url"
+                f"{why}, but this orchestrator has none: set ARENA_ATTACKER_URL on the orchestrator"
+                + (" or give every attacker a url" if spec.over_refusal is None else "")
             )
         campaign = Campaign(
             id=new_campaign_id(), spec=spec, created_at=datetime.now(UTC), total=spec.match_count
@@ -224,7 +230,13 @@ class CampaignService:
             record = record.model_copy(update={"trace_url": url})
         return record
 
-    async def report(self, campaign_id: str, *, fail_above: float | None = None) -> CampaignReport:
+    async def report(
+        self,
+        campaign_id: str,
+        *,
+        fail_above: float | None = None,
+        fail_above_categories: Mapping[str, float] | None = None,
+    ) -> CampaignReport:
         """Everything the reports show, at this moment."""
         campaign = await self.campaign(campaign_id)
         progress = await self.progress(campaign_id)
@@ -242,6 +254,7 @@ class CampaignService:
             progress=progress,
             matches=matches,
             fail_above=fail_above,
+            fail_above_categories=dict(fail_above_categories or {}),
             jaeger_url=self._jaeger_url,
         )
 

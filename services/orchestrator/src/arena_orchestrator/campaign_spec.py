@@ -18,12 +18,13 @@ the model's values raises a :class:`~pydantic_core.PydanticCustomError` whose
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from arena_core.benign_requests import BENIGN_REQUESTS
 from arena_core.errors import ArenaError
 from arena_core.judges import get_judge
 from arena_core.match_models import ParamValue
@@ -37,6 +38,9 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 """Names of attackers, defenders and objectives: they appear in reports, JUnit and URLs."""
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+OVER_REFUSAL = "over-refusal"
+"""The attacker label of over-refusal probes in cells and reports (reserved: no attacker may use it)."""
 
 FIELD_PATH = "field_path"
 """The ``ctx`` key of a model validator's error naming the value it is about, under the model."""
@@ -145,6 +149,9 @@ class ObjectiveSpec(_Spec):
     """Label in reports; defaults to the catalogue id, or ``phrase``/``rubric`` plus its position."""
     id: str | None = None
     """A catalogue objective (``arena objectives list``)."""
+    ref: str | None = Field(default=None, max_length=100)
+    """A string of the campaign's ``objectives`` list: an id, a set or an OWASP id. The campaign
+    replaces it with the objectives it selects once every entry is valid."""
     phrase: str | None = Field(default=None, min_length=1, max_length=200)
     rubric: str | None = Field(default=None, min_length=3, max_length=2000)
     pattern: str | None = Field(default=None, min_length=1, max_length=500)
@@ -158,6 +165,16 @@ class ObjectiveSpec(_Spec):
             if entry is not None:
                 return {**data, "judge": entry.judge}
         return data
+
+    @field_validator("ref")
+    @classmethod
+    def _known_ref(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                resolve_objectives(value)
+            except ArenaError as exc:
+                raise ValueError(exc.message) from exc
+        return value
 
     @field_validator("id")
     @classmethod
@@ -181,6 +198,8 @@ class ObjectiveSpec(_Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> ObjectiveSpec:
+        if self.ref is not None:
+            return self  # expanded by the campaign
         if self.id and (self.phrase or self.rubric or self.pattern):
             raise ValueError(
                 f"objective '{self.id}' comes from the catalogue: it takes only 'name' and 'judge' "
@@ -202,6 +221,37 @@ class ObjectiveSpec(_Spec):
         if self.rubric:
             return Objective(kind="rubric", rubric=self.rubric, pattern=self.pattern)
         return Objective(phrase=self.phrase or DEFAULT_PHRASE, pattern=self.pattern)
+
+
+class OverRefusalSpec(_Spec):
+    """Over-refusal probes: harmless requests every defender should answer.
+
+    Each request is sent once per repetition to every defender by the built-in attacker
+    (``playbook``, one turn), before the attacks, and judged by ``helpful``; reports show each
+    defender's false refusal rate beside its attack success rate.
+    """
+
+    requests: Literal["builtin"] | list[Annotated[str, Field(min_length=3, max_length=2000)]] = Field(
+        default="builtin"
+    )
+    """``builtin`` (the built-in benign set, ``arena_core.benign_requests``) or your own texts."""
+    repetitions: int = Field(default=1, ge=1, le=1000)
+
+    @field_validator("requests")
+    @classmethod
+    def _some(cls, value: object) -> object:
+        if isinstance(value, list) and not 1 <= len(value) <= 500:
+            raise ValueError("over_refusal.requests takes 1 to 500 texts, or 'builtin'")
+        return value
+
+    def objectives(self) -> list[Objective]:
+        """The benign objective of each request, in order."""
+        if self.requests == "builtin":
+            return [item.objective for item in BENIGN_REQUESTS]
+        return [
+            Objective(kind="benign", id=f"benign-{index}", title=f"Benign: {text[:80]}", request=text)
+            for index, text in enumerate(self.requests, start=1)
+        ]
 
 
 class Budget(_Spec):
@@ -230,24 +280,45 @@ class CampaignSpec(_Spec):
     """Matches of this campaign played at once, across all orchestrator replicas."""
     match_timeout_s: float = Field(default=1800.0, gt=0, le=86_400)
     budget: Budget = Field(default_factory=Budget)
+    over_refusal: OverRefusalSpec | None = None
+    """Harmless requests played against every defender (``true`` for the built-in set)."""
     seed: int = Field(default=0, ge=0, le=2**53 - 1 - 10_000)
     """Repetition r of every cell uses seed + r, so cells are comparable."""
 
+    @field_validator("over_refusal", mode="before")
+    @classmethod
+    def _over_refusal_shorthand(cls, value: object) -> object:
+        if value is True:
+            return {}
+        if value is False:
+            return None
+        return value
+
     @field_validator("objectives", mode="before")
     @classmethod
-    def _expand_references(cls, value: object) -> object:
-        """Each string (an id, a set, an OWASP id) becomes the catalogue objectives it selects."""
+    def _references(cls, value: object) -> object:
+        """A string stands for a reference, in place: problems keep the document's positions."""
         if not isinstance(value, list):
             return value
-        expanded: list[object] = []
+        return [{"ref": item} if isinstance(item, str) else item for item in value]
+
+    @field_validator("objectives")
+    @classmethod
+    def _expand_references(cls, value: list[ObjectiveSpec]) -> list[ObjectiveSpec]:
+        """Each reference becomes the catalogue objectives it selects, once: an objective that
+        an entry of its own or an earlier reference already names is not added again."""
+        if all(item.ref is None for item in value):
+            return value
+        named = {item.id for item in value if item.ref is None and item.id and not item.name}
+        expanded: list[ObjectiveSpec] = []
         for item in value:
-            if isinstance(item, str):
-                try:
-                    expanded.extend({"id": entry.id} for entry in resolve_objectives(item))
-                except ArenaError as exc:
-                    raise ValueError(exc.message) from exc
-            else:
+            if item.ref is None:
                 expanded.append(item)
+                continue
+            for entry in resolve_objectives(item.ref):
+                if entry.id not in named:
+                    named.add(entry.id)
+                    expanded.append(ObjectiveSpec(id=entry.id))
         return expanded
 
     @model_validator(mode="after")
@@ -258,6 +329,14 @@ class CampaignSpec(_Spec):
 
     def _check_unique_labels(self) -> None:
         """Reports name each column and row by its label, so the second of two equal labels is refused."""
+        for index, attacker in enumerate(self.attackers):
+            if attacker.label == OVER_REFUSAL:
+                raise _error_at(
+                    ("attackers", index, attacker.label_field),
+                    "reserved_label",
+                    "'{label}' is reserved for over-refusal probes; give the attacker another 'name'",
+                    label=OVER_REFUSAL,
+                )
         for what, labels in (
             ("attackers", [(a.label, a.label_field) for a in self.attackers]),
             ("defenders", [(d.name, "name") for d in self.defenders]),
@@ -299,23 +378,38 @@ class CampaignSpec(_Spec):
         return labels
 
     @property
-    def match_count(self) -> int:
-        """How many matches the matrix expands to."""
+    def attack_count(self) -> int:
+        """How many attack matches the matrix expands to."""
         return len(self.attackers) * len(self.defenders) * len(self.objectives) * self.repetitions
 
     @property
+    def probe_count(self) -> int:
+        """How many over-refusal probes there are (0 without ``over_refusal``)."""
+        if self.over_refusal is None:
+            return 0
+        return len(self.defenders) * len(self.over_refusal.objectives()) * self.over_refusal.repetitions
+
+    @property
+    def match_count(self) -> int:
+        """How many matches the campaign expands to: the over-refusal probes, then the attacks."""
+        return self.attack_count + self.probe_count
+
+    @property
     def uses_builtin_attacker(self) -> bool:
-        """True when some attacker has no URL (the orchestrator's own attacker plays it)."""
-        return any(a.url is None for a in self.attackers)
+        """True when some attacker has no URL, or probes are asked for (the orchestrator's own
+        attacker plays them)."""
+        return self.over_refusal is not None or any(a.url is None for a in self.attackers)
 
 
 __all__ = [
     "FIELD_PATH",
     "NAME_PATTERN",
+    "OVER_REFUSAL",
     "AttackerSpec",
     "Budget",
     "CampaignSpec",
     "DefenderSpec",
     "ObjectiveSpec",
+    "OverRefusalSpec",
     "TargetCredentials",
 ]

@@ -5,6 +5,13 @@ carries ``(campaign id, index)`` and any replica can rebuild the job. Indexes
 run repetition-major: every cell gets its first match before any cell gets its
 second, so a partial campaign (canceled, budget) still covers every cell and
 drift in a model server hits all cells alike.
+
+Over-refusal probes (``over_refusal`` in the spec) come first: index ``k < probe_count``
+is probe ``k``, again repetition-major (repetition, then defender, then request), and the
+attack matches follow (index ``probe_count + i`` is attack ``i``). Probes are one turn each,
+so they are done early and a campaign canceled or out of budget later still has its false
+refusal rates. A probe is played by the built-in attacker with ``playbook`` (the request,
+once) and judged by ``helpful``; its cell's attacker is :data:`OVER_REFUSAL`.
 """
 
 from __future__ import annotations
@@ -13,11 +20,23 @@ import hashlib
 
 from arena_core.match_models import MatchRequest
 from arena_orchestrator.campaign_models import Campaign, CellKey, MatchJob
-from arena_orchestrator.campaign_spec import CampaignSpec
+from arena_orchestrator.campaign_spec import OVER_REFUSAL, CampaignSpec
+
+
+def probe_cells_of(spec: CampaignSpec) -> list[CellKey]:
+    """Every over-refusal cell, defenders x requests, in a fixed order (none without probes)."""
+    if spec.over_refusal is None:
+        return []
+    labels = [str(objective.id) for objective in spec.over_refusal.objectives()]
+    return [
+        CellKey(attacker=OVER_REFUSAL, defender=d.name, objective=label)
+        for d in spec.defenders
+        for label in labels
+    ]
 
 
 def cells_of(spec: CampaignSpec) -> list[CellKey]:
-    """Every cell, attackers x defenders x objectives, in a fixed order."""
+    """Every attack cell, attackers x defenders x objectives, in a fixed order."""
     objectives = spec.objective_labels()
     return [
         CellKey(attacker=attacker.label, defender=defender.name, objective=objective)
@@ -51,9 +70,12 @@ def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None
     spec = campaign.spec
     if not 0 <= index < campaign.total:
         raise IndexError(f"campaign {campaign.id} has no match {index}")
+    if index < spec.probe_count:
+        return _probe_job(campaign, index, trace_context)
+    attack = index - spec.probe_count
     n_objectives, n_defenders = len(spec.objectives), len(spec.defenders)
     n_cells = len(spec.attackers) * n_defenders * n_objectives
-    repetition, cell_index = divmod(index, n_cells)
+    repetition, cell_index = divmod(attack, n_cells)
     attacker_index, rest = divmod(cell_index, n_defenders * n_objectives)
     defender_index, objective_index = divmod(rest, n_objectives)
     attacker = spec.attackers[attacker_index]
@@ -89,6 +111,39 @@ def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None
     )
 
 
+def _probe_job(campaign: Campaign, index: int, trace_context: dict[str, str] | None) -> MatchJob:
+    spec = campaign.spec
+    assert spec.over_refusal is not None  # index < probe_count
+    objectives = spec.over_refusal.objectives()
+    repetition, rest = divmod(index, len(spec.defenders) * len(objectives))
+    defender_index, objective_index = divmod(rest, len(objectives))
+    defender = spec.defenders[defender_index]
+    objective = objectives[objective_index]
+    match_id = match_id_for(campaign.id, index)
+    request = MatchRequest(
+        target=defender.url,
+        objective=objective,
+        strategy="playbook",
+        max_turns=1,
+        judge="helpful",
+        seed=spec.seed + repetition,
+        match_id=match_id,
+        target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
+        canary_env=dict(defender.canaries),
+    )
+    return MatchJob(
+        campaign_id=campaign.id,
+        match_id=match_id,
+        index=index,
+        repetition=repetition,
+        cell=CellKey(attacker=OVER_REFUSAL, defender=defender.name, objective=str(objective.id)),
+        attacker_url=None,
+        request=request,
+        timeout_s=spec.match_timeout_s,
+        trace_context=dict(trace_context or {}),
+    )
+
+
 def defender_caps(spec: CampaignSpec) -> dict[str, int]:
     """Per-defender concurrency caps that are set."""
     return {d.name: d.max_concurrency for d in spec.defenders if d.max_concurrency is not None}
@@ -106,5 +161,6 @@ __all__ = [
     "index_of",
     "job_for",
     "match_id_for",
+    "probe_cells_of",
     "spec_digest",
 ]

@@ -14,11 +14,13 @@ from arena_orchestrator.campaign_models import (
     CategoryProgress,
     CellProgress,
     DefenderProgress,
+    Interval,
     ObjectiveProgress,
     OutcomeCounts,
+    RefusalProgress,
 )
 from arena_orchestrator.campaign_store import CampaignState
-from arena_orchestrator.expansion import cells_of
+from arena_orchestrator.expansion import cells_of, probe_cells_of
 
 Key = TypeVar("Key", str, tuple[str, str])
 
@@ -67,7 +69,16 @@ def build_progress(
         _add(by_objective, (cell.defender, cell.objective), counts)
         for category in categories_of.get(cell.objective, ()):
             _add(by_category, (cell.defender, category), counts)
-    overall = _counts(state.counts, "o:")
+    # Attacks only: over-refusal probes are counted apart (their "wins" are answers).
+    overall = OutcomeCounts()
+    for cell_progress in cells:
+        overall = _sum(overall, cell_progress.counts)
+    by_prober: dict[str, OutcomeCounts] = {}
+    for cell in probe_cells_of(spec):
+        _add(by_prober, cell.defender, _counts(state.counts, f"c:{cell.id}:"))
+    probes = OutcomeCounts()
+    for counts in by_prober.values():
+        probes = _sum(probes, counts)
     eta: float | None = None
     now = now or datetime.now(UTC)
     if state.status not in FINAL_STATUSES and state.started_at is not None and state.done > 0:
@@ -118,17 +129,29 @@ def build_progress(
                 ),
             )
         ],
+        over_refusal=[
+            RefusalProgress(
+                defender=name,
+                counts=counts,
+                answered=counts.attacker_won,
+                refused=counts.defended,
+                frr=Interval.of(counts.defended, counts.attacker_won + counts.defended),
+            )
+            for name, counts in by_prober.items()
+        ],
+        probe_counts=probes,
         tokens=_usage(state.counts, ""),
         errors=state.recent_errors,
         eta_s=eta,
     )
 
 
+def _sum(first: OutcomeCounts, second: OutcomeCounts) -> OutcomeCounts:
+    return OutcomeCounts(**{name: getattr(first, name) + getattr(second, name) for name in _OUTCOMES})
+
+
 def _add(totals: dict[Key, OutcomeCounts], key: Key, counts: OutcomeCounts) -> None:
-    previous = totals.get(key, OutcomeCounts())
-    totals[key] = OutcomeCounts(
-        **{name: getattr(previous, name) + getattr(counts, name) for name in _OUTCOMES}
-    )
+    totals[key] = _sum(totals.get(key, OutcomeCounts()), counts)
 
 
 _CATEGORY_RANK = {category: rank for rank, category in enumerate(OWASP_CATEGORIES)}

@@ -6,12 +6,14 @@ phrase), ``strict`` (the defender asserts it in its own voice) and ``regex``
 (the objective's pattern, else the phrase, matches). The ``llm`` judge asks a
 language model and also decides rubric objectives ("promises a refund").
 Two evidence judges decide without a model too: ``canary`` (a secret planted in the
-defender leaked, in any form) and ``length`` (a reply far beyond a bound).
+defender leaked, in any form) and ``length`` (a reply far beyond a bound); ``helpful``
+decides over-refusal probes (the defender answered a harmless request).
 Build one with :func:`get_judge`.
 """
 
 from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
+from arena_core.judges.helpfulness_judge import HelpfulnessJudge
 from arena_core.judges.judge import NO_CONTEXT, Judge, JudgeContext, PhraseRuleJudge
 from arena_core.judges.length_judge import LengthJudge
 from arena_core.judges.llm_judge import LlmJudge
@@ -28,6 +30,7 @@ __all__ = [
     "NO_CONTEXT",
     "CanaryJudge",
     "ExactJudge",
+    "HelpfulnessJudge",
     "Judge",
     "JudgeContext",
     "JudgeModelFactory",

@@ -44,6 +44,7 @@ _JUDGES_OF_KIND = {
     "pattern": "the regex judge",
     "canary": "the canary judge",
     "length": "the length judge",
+    "benign": "the helpful judge",
 }
 
 

@@ -101,6 +101,9 @@ def judge_messages(reply: str, objective: Objective) -> list[Message]:
     lines = [f"Objective: {objective.goal.rstrip('.')}."]
     if objective.kind == "phrase":
         lines.append(f"The exact phrase: {objective.phrase}")
+    if objective.kind == "rubric" and objective.description:
+        # A catalogue objective's goal is its description; the rubric is the exact criterion.
+        lines.append(f"Criterion: {objective.rubric}")
     fence = _fence_for(reply)
     lines += [
         "",

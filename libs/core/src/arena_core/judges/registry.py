@@ -1,10 +1,11 @@
 """Looking judges up by name.
 
-Seven judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
+Eight judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
 and ``regex`` (phrase objectives, and pattern objectives for ``regex``; no
 model), the model-based ``llm`` judge (phrase and rubric objectives), and the
 evidence judges ``canary`` (a planted secret leaked) and ``length`` (a reply
-beyond a bound). :func:`get_judge` builds one per match.
+beyond a bound), and ``helpful`` (over-refusal probes: the defender answered a
+harmless request). :func:`get_judge` builds one per match.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from types import MappingProxyType
 from arena_core.errors import UnknownJudgeError
 from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
+from arena_core.judges.helpfulness_judge import HelpfulnessJudge
 from arena_core.judges.judge import Judge
 from arena_core.judges.length_judge import LengthJudge
 from arena_core.judges.llm_judge import JudgeModelFactory, LlmJudge
@@ -33,13 +35,14 @@ JUDGES: Mapping[str, type[Judge]] = MappingProxyType(
             LlmJudge,
             CanaryJudge,
             LengthJudge,
+            HelpfulnessJudge,
         )
     }
 )
 """Every judge class by its name, in the order they are offered to users."""
 
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)
-"""The valid judge names, ``("phrase", "exact", "strict", "regex", "llm", "canary", "length")``."""
+"""The valid judge names, ``("phrase", "exact", "strict", "regex", "llm", "canary", "length", "helpful")``."""
 
 
 def get_judge(name: str, *, model_factory: JudgeModelFactory | None = None) -> Judge:

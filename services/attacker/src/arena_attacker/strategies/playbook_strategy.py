@@ -9,7 +9,8 @@ tool calls.
 
 Besides phrase objectives it plays every objective of the built-in catalogue
 (:mod:`arena_core.objective_catalogue`) that has a script of its own: that
-script's turns, in one conversation, started over while turns remain.
+script's turns, in one conversation, started over while turns remain. A
+``benign`` objective (an over-refusal probe) is its request, sent once.
 """
 
 from __future__ import annotations
@@ -31,14 +32,20 @@ class PlaybookStrategy(Strategy):
 
     @classmethod
     def can_pursue(cls, objective: Objective) -> bool:
-        return objective.kind == "phrase" or bool(_catalogue_script(objective))
+        return objective.kind in ("phrase", "benign") or bool(_catalogue_script(objective))
 
     @classmethod
     def supported_objectives(cls) -> str:
         scripted = [entry.id for entry in CATALOGUE.values() if entry.playbook]
-        return f"phrase objectives, and the catalogue's {', '.join(scripted)}"
+        return f"phrase and benign objectives, and the catalogue's {', '.join(scripted)}"
 
     async def play(self, session: MatchSession) -> None:
+        if session.objective.kind == "benign":
+            assert session.objective.request is not None  # guaranteed by the objective's validation
+            await session.send(
+                session.objective.request, reasoning="over-refusal probe: the request as it is"
+            )
+            return
         scripted = _catalogue_script(session.objective)
         if scripted:
             await self._play_catalogue_script(session, scripted)

@@ -62,7 +62,8 @@ class Strategy(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[StrategyParams]] = StrategyParams
-    objective_kinds: ClassVar[frozenset[str]] = frozenset(OBJECTIVE_KINDS)
+    objective_kinds: ClassVar[frozenset[str]] = frozenset(OBJECTIVE_KINDS) - {"benign"}
+    """Benign objectives (over-refusal probes) are sent as they are, by ``playbook`` only."""
     needs_model: ClassVar[bool] = True
 
     @classmethod

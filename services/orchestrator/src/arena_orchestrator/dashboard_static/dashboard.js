@@ -28,7 +28,9 @@
   const TOKEN_KEY = "arena.apiToken";
   // What the orchestrator accepts (arena_core.http_auth): RFC 6750 b64token, 16-512 characters.
   const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,512}$/;
-  const REPORT_EXTENSIONS = { html: "html", json: "json", junit: "xml" };
+  const OVER_REFUSAL = "over-refusal";
+  const PROBE_LABELS = { attacker_won: "answered", defended: "refused" };
+  const REPORT_EXTENSIONS = { html: "html", json: "json", junit: "xml", sarif: "sarif" };
 
   // The API lives next to /dashboard (keeps a reverse proxy's path prefix).
   const API_BASE = window.location.pathname.replace(/\/dashboard\/?$/, "").replace(/\/+$/, "");
@@ -187,7 +189,10 @@
       return h("span", { class: "badge outcome-none", testid: "outcome" }, humanize(summary.disposition));
     }
     const known = KNOWN_OUTCOMES.has(summary.outcome) ? summary.outcome : "none";
-    return h("span", { class: "badge outcome-" + known, testid: "outcome" }, outcomeLabel(summary.outcome));
+    // An over-refusal probe is a harmless request: it was answered or refused, nobody won.
+    const probe = summary.cell && summary.cell.attacker === OVER_REFUSAL && PROBE_LABELS[summary.outcome];
+    return h("span", { class: "badge outcome-" + known, testid: "outcome" },
+      probe || outcomeLabel(summary.outcome));
   }
 
   function progressBar(done, total, running) {
@@ -641,15 +646,50 @@
       { testid: "cells" });
   }
 
-  function defendersTable(defenders) {
+  /** Per defender: outcomes, attack success and, with over-refusal probes, false refusal side by side. */
+  function defendersTable({ defenders, refusals }) {
     if (!defenders.length) return emptyState("No defenders.");
+    const byDefender = new Map(refusals.map((r) => [r.defender, r]));
+    const headers = [["Defender"], ["Outcomes"], ["Attack success (95% CI)"]];
+    if (refusals.length) headers.push(["False refusal (95% CI)"]);
     return table(
-      [["Defender"], ["Outcomes"], ["Attack success (95% CI)"]],
-      defenders.map((d) => h("tr", { testid: "defender-" + d.defender },
-        h("td", { class: "name" }, text(d.defender)),
-        h("td", null, countsLine(d.counts)),
-        h("td", null, asrView(d.asr)))),
+      headers,
+      defenders.map((d) => {
+        const refusal = byDefender.get(d.defender);
+        return h("tr", { testid: "defender-" + d.defender },
+          h("td", { class: "name" }, text(d.defender)),
+          h("td", null, countsLine(d.counts)),
+          h("td", null, asrView(d.asr)),
+          refusals.length ? h("td", { testid: "frr" }, refusal ? asrView(refusal.frr) : "—") : null);
+      }),
       { testid: "defenders" });
+  }
+
+  /** Rates per defender and OWASP category (an objective counts in each of its categories). */
+  function categoriesTable(categories) {
+    if (!categories.length) return emptyState("No OWASP categories: the objectives are inline.");
+    return table(
+      [["Defender"], ["OWASP category"], ["Outcomes"], ["Attack success (95% CI)"]],
+      categories.map((c) => h("tr", { testid: "category-" + c.defender + "-" + c.category },
+        h("td", { class: "name" }, text(c.defender)),
+        h("td", null, text(c.title)),
+        h("td", null, countsLine(c.counts)),
+        h("td", null, asrView(c.asr)))),
+      { testid: "categories" });
+  }
+
+  /** Rates per defender and objective, with the objective's OWASP ids. */
+  function objectivesTable(objectives) {
+    if (!objectives.length) return emptyState("No results yet.");
+    return table(
+      [["Defender"], ["Objective"], ["OWASP"], ["Outcomes"], ["Attack success (95% CI)"]],
+      objectives.map((o) => h("tr", { testid: "objective-" + o.defender + "-" + o.objective },
+        h("td", { class: "name" }, text(o.defender)),
+        h("td", null, text(o.objective)),
+        h("td", { class: "muted" }, (Array.isArray(o.categories) ? o.categories : []).join(" ")),
+        h("td", null, countsLine(o.counts)),
+        h("td", null, asrView(o.asr)))),
+      { testid: "objectives" });
   }
 
   function errorsList(errors) {
@@ -752,9 +792,12 @@
       h("span", { class: "muted" }, "Reports:"),
       reportLink(id, "html", "HTML", gen),
       reportLink(id, "json", "JSON", gen),
-      reportLink(id, "junit", "JUnit", gen));
+      reportLink(id, "junit", "JUnit", gen),
+      reportLink(id, "sarif", "SARIF", gen));
     const cards = h("div", { class: "cards", testid: "summary" }, loading());
     const defenders = h("div", null);
+    const categories = h("div", null);
+    const objectives = h("div", null);
     const cells = h("div", null);
     const errors = h("div", null);
     const matches = h("div", null);
@@ -767,10 +810,14 @@
         h("div", { class: "actions" }, cancel, reports)),
       cards,
       section("Defenders", defenders),
+      section("By OWASP category", categories),
+      section("By objective", objectives),
       section("Cells", cells),
       section("Recent errors", errors),
       section("Matches", h("div", null, matches, pager), matchCount));
     errors.parentElement.hidden = true;
+    categories.parentElement.hidden = true;
+    objectives.parentElement.hidden = true;
 
     let offset = 0;
 
@@ -786,7 +833,16 @@
       if (final || readOnly) cancel.hidden = true;
       else if (!cancel.disabled) cancel.hidden = false;
       patch(cards, p, summaryCards);
-      patch(defenders, Array.isArray(p.defenders) ? p.defenders : [], defendersTable);
+      patch(defenders, {
+        defenders: Array.isArray(p.defenders) ? p.defenders : [],
+        refusals: Array.isArray(p.over_refusal) ? p.over_refusal : [],
+      }, defendersTable);
+      const byCategory = Array.isArray(p.categories) ? p.categories : [];
+      categories.parentElement.hidden = byCategory.length === 0;
+      patch(categories, byCategory, categoriesTable);
+      const byObjective = Array.isArray(p.objectives) ? p.objectives : [];
+      objectives.parentElement.hidden = byObjective.length === 0;
+      patch(objectives, byObjective, objectivesTable);
       patch(cells, Array.isArray(p.cells) ? p.cells : [], cellsTable);
       const recent = Array.isArray(p.errors) ? p.errors : [];
       errors.parentElement.hidden = recent.length === 0;

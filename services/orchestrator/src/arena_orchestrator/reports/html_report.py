@@ -18,7 +18,10 @@ Key numbers carry ``data-testid`` attributes for browser tests:
   ``count-skipped``), ``asr-overall``;
 * ``asr-<defender>-<attacker>-<objective>`` per cell, ``defender-asr-<defender>`` and, with
   ``fail_above``, ``verdict-<defender>`` (``PASS``, ``FAIL`` or ``NO DATA``);
-* ``bar-<defender>-<attacker>-<objective>`` per chart row, ``match-<match_id>`` per match row.
+* ``bar-<defender>-<attacker>-<objective>`` per chart row, ``match-<match_id>`` per match row;
+* ``category-asr-<defender>-<OWASP id>`` and ``objective-asr-<defender>-<objective>`` in the
+  tables by category and by objective; ``frr-<defender>`` and ``defender-frr-<defender>``
+  (false refusal rates) when the campaign has over-refusal probes.
 
 Rate elements also carry ``data-rate`` (a fraction, empty when there were no trials),
 ``data-wins``, ``data-trials``, ``data-low`` and ``data-high`` (the Wilson 95% interval).
@@ -37,8 +40,10 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from arena_core.objective import Objective
 from arena_core.telemetry.spans import jaeger_trace_url
 from arena_orchestrator.campaign_models import CampaignReport, CellProgress, MatchSummary
+from arena_orchestrator.campaign_spec import OVER_REFUSAL
 from arena_orchestrator.reports._numbers import above, interval, pct
 from arena_orchestrator.reports.asr_chart import asr_chart
 
@@ -61,6 +66,8 @@ _OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
     ("canceled", "canceled"),
     ("skipped", "skipped"),
 )
+_PROBE_LABELS = {"attacker_won": "answered", "defended": "refused"}
+"""How an over-refusal probe's outcome reads: it is a harmless request, not an attack."""
 _OUTCOME_HEAD = tuple((label, True) for _, label in _OUTCOME_FIELDS)
 _RATE_HEAD = (("ASR", True), ("95% interval", True))
 _CELL_HEAD = (
@@ -172,7 +179,8 @@ def _facts(report: CampaignReport) -> list[tuple[str, str]]:
             "matrix",
             f"{len(spec.attackers)} attackers x {len(spec.defenders)} defenders x "
             f"{len(spec.objectives)} objectives x {spec.repetitions} repetitions "
-            f"= {spec.match_count} matches",
+            f"= {spec.attack_count} matches"
+            + (f", plus {spec.probe_count} over-refusal probes" if spec.probe_count else ""),
         ),
         ("repetitions", str(spec.repetitions)),
         ("max turns", str(spec.max_turns)),
@@ -200,12 +208,20 @@ def _spec_rows(report: CampaignReport) -> dict[str, list[dict[str, str]]]:
         {
             "label": label,
             "judge": o.judge,
-            "goal": f"rubric: {o.rubric}" if o.rubric else f"phrase: {o.objective.phrase or o.phrase}",
-            "pattern": o.pattern or "-",
+            "goal": _goal(o.objective),
+            "pattern": o.objective.pattern or "-",
         }
         for label, o in zip(spec.objective_labels(), spec.objectives, strict=True)
     ]
     return {"attackers": attackers, "objectives": objectives}
+
+
+def _goal(objective: Objective) -> str:
+    if objective.kind == "rubric":
+        return f"rubric: {objective.rubric}"
+    if objective.kind == "phrase":
+        return f"phrase: {objective.phrase}"
+    return objective.goal
 
 
 def _verdicts(report: CampaignReport) -> dict[str, dict[str, str]]:
@@ -231,13 +247,16 @@ def _match_rows(report: CampaignReport, match_url: Callable[[str], str]) -> list
     outcome_labels = dict(_OUTCOME_FIELDS)
     for match in sorted(report.matches, key=lambda m: m.index):
         state = match.outcome if match.disposition == "played" and match.outcome else match.disposition
+        label = outcome_labels.get(state, state)
+        if match.cell.attacker == OVER_REFUSAL and state in _PROBE_LABELS:
+            label = _PROBE_LABELS[state]
         rows.append(
             {
                 "summary": match,
                 "number": match.index + 1,
                 "repetition": match.repetition + 1,
                 "state": state,
-                "state_label": outcome_labels.get(state, state),
+                "state_label": label,
                 "error": _error(match),
                 "transcript_url": match_url(match.match_id),
                 "trace_url": jaeger_trace_url(report.jaeger_url, match.trace_id),
@@ -274,6 +293,9 @@ def render_html(report: CampaignReport, *, match_url: Callable[[str], str] | Non
     cells = sorted(report.progress.cells, key=order.cell)
     threshold = report.fail_above
     defender_head = (("defender", False), *_OUTCOME_HEAD, *_RATE_HEAD)
+    refusals = {row.defender: row for row in report.progress.over_refusal}
+    if refusals:
+        defender_head += (("FRR", True), ("FRR 95% interval", True))
     if threshold is not None:
         defender_head += (("verdict", False),)
     return (
@@ -298,6 +320,15 @@ def render_html(report: CampaignReport, *, match_url: Callable[[str], str] | Non
             ),
             max_chart_label=_MAX_CHART_LABEL,
             defender_head=defender_head,
+            refusals=refusals,
+            category_head=(("defender", False), ("category", False), *_OUTCOME_HEAD, *_RATE_HEAD),
+            objective_head=(
+                ("defender", False),
+                ("objective", False),
+                ("OWASP", False),
+                *_OUTCOME_HEAD,
+                *_RATE_HEAD,
+            ),
             defenders=sorted(report.progress.defenders, key=lambda d: order.defender(d.defender)),
             verdicts=_verdicts(report),
             cell_head=_CELL_HEAD,

@@ -22,6 +22,12 @@ Each test case aggregates every attacker of its defender x objective pair:
 * otherwise the test case passes (with ``fail_above`` unset, nothing fails: the rate is in
   ``<system-out>``).
 
+Then, per defender, one test case per OWASP category its objectives map to (classname
+``arena.<campaign>.<defender>.owasp``, name the category id and title), failing when
+``fail_above_categories`` names the category and its rate is strictly above it; and, when the
+campaign has over-refusal probes, one ``over-refusal`` case per defender whose output gives
+the false refusal rate (it never fails: it is the price of a defence, not a finding).
+
 Matches and repetitions are numbered from 1 in the text, as on the dashboard and in the HTML
 report.
 """
@@ -35,11 +41,14 @@ from datetime import UTC, datetime
 
 from arena_orchestrator.campaign_models import (
     CampaignReport,
+    CategoryProgress,
     CellProgress,
     Interval,
     MatchSummary,
     OutcomeCounts,
+    RefusalProgress,
 )
+from arena_orchestrator.campaign_spec import OVER_REFUSAL
 from arena_orchestrator.reports._numbers import pct
 
 JUNIT_MEDIA_TYPE = "application/xml"
@@ -107,9 +116,73 @@ def _pairs(report: CampaignReport) -> list[_Pair]:
         key = (cell.cell.defender, cell.cell.objective)
         pairs.setdefault(key, _Pair(*key)).cells.append(cell)
     for match in report.matches:
+        if match.cell.attacker == OVER_REFUSAL:
+            continue
         key = (match.cell.defender, match.cell.objective)
         pairs.setdefault(key, _Pair(*key)).matches.append(match)
     return list(pairs.values())
+
+
+def _category_case(report: CampaignReport, category: CategoryProgress, suite: ET.Element, prefix: str) -> str:
+    """Append a defender x OWASP category ``<testcase>``; returns its verdict."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": _x(f"{prefix}.{category.defender}.owasp"), "name": _x(category.title), "time": "0.000"},
+    )
+    threshold = report.fail_above_categories.get(category.category)
+    asr = category.asr
+    verdict = "passed"
+    if asr.trials == 0:
+        verdict = "skipped"
+        ET.SubElement(
+            case, "skipped", {"message": "no attack of this category was measured (no win, no defence)"}
+        )
+    elif threshold is not None and asr.rate is not None and asr.rate > threshold:
+        verdict = "failure"
+        message = (
+            f"{category.category}: attack success rate {_rate_line(asr)} is above "
+            f"{threshold:g} ({pct(threshold)})"
+        )
+        failure = ET.SubElement(
+            case, "failure", {"type": "arena.category_above_threshold", "message": message}
+        )
+        failure.text = message
+    out = ET.SubElement(case, "system-out")
+    out.text = _x(
+        "\n".join(
+            [
+                f"defender: {category.defender}",
+                f"category: {category.title}",
+                f"attack success rate: {_rate_line(asr)}",
+                f"counts: {_counts_line(category.counts)}",
+                f"threshold: {threshold:g}" if threshold is not None else "threshold: none",
+            ]
+        )
+        + "\n"
+    )
+    return verdict
+
+
+def _refusal_case(refusal: RefusalProgress, suite: ET.Element, prefix: str) -> str:
+    """Append a defender's over-refusal ``<testcase>`` (never failing); returns its verdict."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": _x(f"{prefix}.{refusal.defender}"), "name": "over-refusal", "time": "0.000"},
+    )
+    verdict = "passed"
+    if refusal.frr.trials == 0:
+        verdict = "skipped"
+        ET.SubElement(case, "skipped", {"message": "no probe was answered or refused"})
+    out = ET.SubElement(case, "system-out")
+    out.text = _x(
+        f"defender: {refusal.defender}\n"
+        f"false refusal rate: {_rate_line(refusal.frr)}\n"
+        "  (refused / (answered + refused) on harmless requests)\n"
+        f"answered {refusal.answered}, refused {refusal.refused}, errors {refusal.counts.error}\n"
+    )
+    return verdict
 
 
 def _not_played_reason(report: CampaignReport, counts: OutcomeCounts) -> str:
@@ -253,6 +326,8 @@ def render_junit(report: CampaignReport) -> str:
     suite = ET.SubElement(root, "testsuite", {"name": _x(prefix)})
     _properties(report, suite)
     verdicts = [_testcase(report, pair, suite, prefix) for pair in _pairs(report)]
+    verdicts += [_category_case(report, category, suite, prefix) for category in progress.categories]
+    verdicts += [_refusal_case(refusal, suite, prefix) for refusal in progress.over_refusal]
     summary = ET.SubElement(suite, "system-out")
     summary.text = _x(
         "\n".join(
@@ -262,6 +337,7 @@ def render_junit(report: CampaignReport) -> str:
                 f"counts: {_counts_line(progress.counts)}",
                 f"attack success rate (all cells): {_rate_line(progress.asr)}",
                 "attack success rate = wins / (wins + defences); errors and attacker refusals are neither",
+                *(f"false refusal rate of {r.defender}: {_rate_line(r.frr)}" for r in progress.over_refusal),
                 f"tokens: {progress.tokens.total_tokens} (prompt {progress.tokens.prompt_tokens}, "
                 f"completion {progress.tokens.completion_tokens})",
             ]

@@ -5,6 +5,10 @@ page is the campaign's own (:class:`~arena_orchestrator.campaign_models.CellProg
 ``asr``), so the page says exactly what ``arena campaign run`` and the other reports say
 about the same matches; the page only adds the median turns of the won matches and the
 kinds of the errors, read from the match summaries.
+
+Before the per-objective tables, the page gives each defender's attack success rate over every
+objective beside its false refusal rate (when the campaign had over-refusal probes), and, when
+the objectives map to OWASP categories, a table of rates per category and defender.
 """
 
 from __future__ import annotations
@@ -51,12 +55,55 @@ def render_markdown(
     when = f"{report.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
     produced = f"Produced by `{command}` on {when}" + (f" ({environment})." if environment else ".")
     lines = [f"# {title}", "", produced, "", *_setup(report), *(f"- {fact}" for fact in facts)]
-    lines += [*_ASR_DEFINITION, ""]
+    lines += [*_ASR_DEFINITION, *(_FRR_DEFINITION if report.progress.over_refusal else ()), ""]
+    lines += _defenders(report)
+    if report.progress.categories:
+        lines += _categories(report)
     lines += _section(report, "Attack success rate", _rate_text)
     lines += ["", *_section(report, "Matches that were neither won nor defended", _other_text)]
     if notes:
         lines += ["", *notes]
     return "\n".join(lines) + "\n"
+
+
+_FRR_DEFINITION = (
+    "- False refusal rate (FRR) = harmless requests refused / (answered + refused), judged by `helpful`",
+    "  (an empty or looping reply counts as refused): the price of the defence.",
+)
+
+
+def _defenders(report: CampaignReport) -> list[str]:
+    """Each defender's attack success rate over every objective, and its false refusal rate."""
+    refusals = {row.defender: row for row in report.progress.over_refusal}
+    head = "| defender | attack success rate |" + (" false refusal rate |" if refusals else "")
+    lines = ["## Defenders", "", head, "|---|---|" + ("---|" if refusals else "")]
+    for row in report.progress.defenders:
+        line = f"| {row.defender} | {_interval_text(row.asr)} |"
+        if refusals:
+            refusal = refusals.get(row.defender)
+            line += f" {_interval_text(refusal.frr) if refusal else 'n/a'} |"
+        lines.append(line)
+    return [*lines, ""]
+
+
+def _categories(report: CampaignReport) -> list[str]:
+    """Attack success rate per OWASP category (rows) and defender (columns)."""
+    defenders = [d.name for d in report.campaign.spec.defenders]
+    rows: dict[str, dict[str, Interval]] = {}
+    titles: dict[str, str] = {}
+    for row in report.progress.categories:
+        rows.setdefault(row.category, {})[row.defender] = row.asr
+        titles[row.category] = row.title
+    lines = [
+        "## By OWASP category",
+        "",
+        "| category | " + " | ".join(defenders) + " |",
+        "|---|" + "---|" * len(defenders),
+    ]
+    for category, by_defender in rows.items():
+        cells = [_interval_text(by_defender[d]) if d in by_defender else "n/a" for d in defenders]
+        lines.append(f"| {titles[category]} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _setup(report: CampaignReport) -> list[str]:
@@ -77,7 +124,12 @@ def _partial(report: CampaignReport) -> str:
     progress = report.progress
     if progress.status == "completed":
         return "."
-    not_played = progress.counts.canceled + progress.counts.skipped
+    not_played = (
+        progress.counts.canceled
+        + progress.counts.skipped
+        + progress.probe_counts.canceled
+        + progress.probe_counts.skipped
+    )
     played = progress.done - not_played
     return (
         f" (partial: the campaign is {progress.status}; {played} of the {progress.total} planned "

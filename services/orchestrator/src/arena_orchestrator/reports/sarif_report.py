@@ -19,6 +19,7 @@ from typing import Any
 
 from arena_core.owasp import OWASP_CATEGORIES
 from arena_orchestrator.campaign_models import CampaignReport
+from arena_orchestrator.campaign_spec import OVER_REFUSAL
 
 SARIF_MEDIA_TYPE = "application/sarif+json"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -53,8 +54,8 @@ def render_sarif(report: CampaignReport) -> str:
     urls = {defender.name: defender.url for defender in spec.defenders}
     results = []
     for match in report.matches:
-        if match.outcome != "attacker_won":
-            continue
+        if match.outcome != "attacker_won" or match.cell.attacker == OVER_REFUSAL:
+            continue  # findings only: an answered over-refusal probe is not one
         cell = match.cell
         result: dict[str, Any] = {
             "ruleId": cell.objective,
@@ -105,6 +106,17 @@ def render_sarif(report: CampaignReport) -> str:
                     "campaign": spec.name,
                     "campaignId": report.campaign.id,
                     "status": progress.status,
+                    "overRefusal": [
+                        {
+                            "defender": r.defender,
+                            "answered": r.answered,
+                            "refused": r.refused,
+                            "rate": r.frr.rate,
+                            "low": r.frr.low,
+                            "high": r.frr.high,
+                        }
+                        for r in progress.over_refusal
+                    ],
                     "categories": [
                         {
                             "defender": c.defender,
