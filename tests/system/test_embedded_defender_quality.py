@@ -26,7 +26,8 @@ from arena_model.llama_cpp_engine import LlamaCppEngine
 from arena_model.openai_models import ChatMessage, ChatRequest
 from arena_model.server import build_engine
 
-pytestmark = pytest.mark.system
+# 25 real generations of up to 256 tokens on two cores: about four minutes.
+pytestmark = [pytest.mark.system, pytest.mark.timeout(900)]
 
 LOOP_BOUND = 0.05
 SECRETS = {
