@@ -17,10 +17,11 @@ once) and judged by ``helpful``; its cell's attacker is :data:`OVER_REFUSAL`.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from arena_core.match_models import MatchRequest
 from arena_orchestrator.campaign_models import Campaign, CellKey, MatchJob
-from arena_orchestrator.campaign_spec import OVER_REFUSAL, CampaignSpec
+from arena_orchestrator.campaign_spec import OVER_REFUSAL, CampaignSpec, DefenderSpec
 
 
 def probe_cells_of(spec: CampaignSpec) -> list[CellKey]:
@@ -71,74 +72,83 @@ def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None
     if not 0 <= index < campaign.total:
         raise IndexError(f"campaign {campaign.id} has no match {index}")
     if index < spec.probe_count:
-        return _probe_job(campaign, index, trace_context)
-    attack = index - spec.probe_count
+        assert spec.over_refusal is not None  # probe_count is 0 without it
+        probes = spec.over_refusal.objectives()
+        repetition, rest = divmod(index, len(spec.defenders) * len(probes))
+        defender_index, probe_index = divmod(rest, len(probes))
+        probe = probes[probe_index]
+        return _job(
+            campaign,
+            index,
+            repetition,
+            spec.defenders[defender_index],
+            CellKey(
+                attacker=OVER_REFUSAL, defender=spec.defenders[defender_index].name, objective=str(probe.id)
+            ),
+            attacker_url=None,
+            trace_context=trace_context,
+            objective=probe,
+            strategy="playbook",
+            max_turns=1,
+            judge="helpful",
+        )
     n_objectives, n_defenders = len(spec.objectives), len(spec.defenders)
     n_cells = len(spec.attackers) * n_defenders * n_objectives
-    repetition, cell_index = divmod(attack, n_cells)
+    repetition, cell_index = divmod(index - spec.probe_count, n_cells)
     attacker_index, rest = divmod(cell_index, n_defenders * n_objectives)
     defender_index, objective_index = divmod(rest, n_objectives)
     attacker = spec.attackers[attacker_index]
     defender = spec.defenders[defender_index]
     objective = spec.objectives[objective_index]
-    match_id = match_id_for(campaign.id, index)
-    request = MatchRequest(
-        target=defender.url,
-        objective=objective.objective,
-        strategy=attacker.strategy,
-        max_turns=spec.max_turns,
-        judge=objective.judge,
-        seed=spec.seed + repetition,
-        match_id=match_id,
-        params=dict(attacker.params),
-        target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
-        canary_env=dict(defender.canaries),
-    )
-    return MatchJob(
-        campaign_id=campaign.id,
-        match_id=match_id,
-        index=index,
-        repetition=repetition,
-        cell=CellKey(
+    return _job(
+        campaign,
+        index,
+        repetition,
+        defender,
+        CellKey(
             attacker=attacker.label,
             defender=defender.name,
             objective=spec.objective_labels()[objective_index],
         ),
         attacker_url=attacker.url,
-        request=request,
-        timeout_s=spec.match_timeout_s,
-        trace_context=dict(trace_context or {}),
+        trace_context=trace_context,
+        objective=objective.objective,
+        strategy=attacker.strategy,
+        max_turns=spec.max_turns,
+        judge=objective.judge,
+        params=dict(attacker.params),
     )
 
 
-def _probe_job(campaign: Campaign, index: int, trace_context: dict[str, str] | None) -> MatchJob:
+def _job(
+    campaign: Campaign,
+    index: int,
+    repetition: int,
+    defender: DefenderSpec,
+    cell: CellKey,
+    *,
+    attacker_url: str | None,
+    trace_context: dict[str, str] | None,
+    **request: Any,
+) -> MatchJob:
+    """The job of match ``index``: the request against ``defender`` with what every match carries."""
     spec = campaign.spec
-    assert spec.over_refusal is not None  # index < probe_count
-    objectives = spec.over_refusal.objectives()
-    repetition, rest = divmod(index, len(spec.defenders) * len(objectives))
-    defender_index, objective_index = divmod(rest, len(objectives))
-    defender = spec.defenders[defender_index]
-    objective = objectives[objective_index]
     match_id = match_id_for(campaign.id, index)
-    request = MatchRequest(
-        target=defender.url,
-        objective=objective,
-        strategy="playbook",
-        max_turns=1,
-        judge="helpful",
-        seed=spec.seed + repetition,
-        match_id=match_id,
-        target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
-        canary_env=dict(defender.canaries),
-    )
     return MatchJob(
         campaign_id=campaign.id,
         match_id=match_id,
         index=index,
         repetition=repetition,
-        cell=CellKey(attacker=OVER_REFUSAL, defender=defender.name, objective=str(objective.id)),
-        attacker_url=None,
-        request=request,
+        cell=cell,
+        attacker_url=attacker_url,
+        request=MatchRequest(
+            target=defender.url,
+            seed=spec.seed + repetition,
+            match_id=match_id,
+            target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
+            canary_env=dict(defender.canaries),
+            **request,
+        ),
         timeout_s=spec.match_timeout_s,
         trace_context=dict(trace_context or {}),
     )
