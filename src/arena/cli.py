@@ -322,6 +322,15 @@ def experiment(
     engine: Annotated[
         Engine, typer.Option(help="Embedded model engine; 'scripted' only checks the plumbing.")
     ] = Engine.llama,
+    reply_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=16,
+            max=8192,
+            help="Cap replies at this many tokens to size a long run: the defenders' "
+            "(ARENA_DEFENDER_MAX_TOKENS) and the embedded model's to the attacker; the page says so.",
+        ),
+    ] = None,
 ) -> None:
     """Play every strategy against every defender profile and write docs/results.md."""
     from arena.demo_command import new_run_id
@@ -369,6 +378,7 @@ def experiment(
             console=console,
             catalogue=catalogue,
             over_refusal=over_refusal,
+            reply_tokens=reply_tokens,
         )
     except KeyboardInterrupt:
         err_console.print("interrupted: the local services have been stopped")

@@ -17,6 +17,7 @@ refusals are neither a win nor a defence and are listed separately.
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import shlex
 import sys
@@ -30,7 +31,7 @@ from arena.campaign_command import CampaignInterrupted, render_progress, run_in_
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
 from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
-from arena_core.objective_catalogue import resolve_objectives
+from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.campaign_models import CampaignReport, MatchRecord
 from arena_orchestrator.campaign_spec import (
@@ -50,6 +51,10 @@ MAX_MATCH_TIMEOUT_S = 86_400.0
 """A campaign's longest match timeout; a longer ``ARENA_MATCH_TIMEOUT_S`` is cut to it."""
 UNSTARTED_URL = f"http://{LOOPBACK}"
 """Stands for an agent's URL while the spec is checked before the agents start."""
+DEFAULT_REPLY_TOKENS = ArenaSettings.model_fields["defender_max_tokens"].default
+"""The defenders' reply cap unless ``--reply-tokens`` or ``ARENA_DEFENDER_MAX_TOKENS`` says otherwise."""
+CHARS_PER_TOKEN = 4
+"""About how many characters of English one token of the embedded model's vocabulary spells."""
 SCRIPTED_MODEL = "scripted (deterministic test model: NOT a robustness measurement)"
 
 READING_NOTES = (
@@ -82,6 +87,7 @@ def run_experiment(
     campaigns_dir: Path = Path("out") / "campaigns",
     catalogue: Sequence[str] = (),
     over_refusal: bool = False,
+    reply_tokens: int | None = None,
 ) -> CampaignReport:
     """Start the local services, run the campaign, write its reports and the page; return its report.
 
@@ -112,13 +118,22 @@ def run_experiment(
         campaign_dir = campaigns_dir / report.progress.id
         write_reports(report, campaign_dir, records=records)
         console.print(f"campaign reports and transcripts: {campaign_dir}")
-        facts = _model_facts(settings, engine)
-        write_results(report, out, command=command, facts=facts, campaign_dir=campaign_dir)
+        facts = [*_model_facts(settings, engine, reply_tokens), *_run_facts(report)]
+        write_results(
+            report,
+            out,
+            command=command,
+            facts=facts,
+            campaign_dir=campaign_dir,
+            reply_tokens=reply_tokens or settings.defender_max_tokens,
+        )
 
     # Checked before any process starts; the agents' own URLs are known only once they run.
     spec_for(dict.fromkeys(profiles, UNSTARTED_URL), UNSTARTED_URL)
     with LocalServices(log_dir) as services:
-        defenders, attacker = start_agents(services, settings, profiles, objective, engine, console)
+        defenders, attacker = start_agents(
+            services, settings, profiles, objective, engine, console, reply_tokens=reply_tokens
+        )
         spec = spec_for({profile: service.url for profile, service in defenders.items()}, attacker.url)
         try:
             report, records = asyncio.run(run_in_process(settings, spec, fail_above=None, console=console))
@@ -137,15 +152,24 @@ def start_agents(
     objective: Objective,
     engine: str,
     console: Console,
+    *,
+    reply_tokens: int | None = None,
 ) -> tuple[dict[str, ServiceProcess], ServiceProcess]:
     """Start the embedded model when a side uses it, one defender per profile and the attacker.
 
+    ``reply_tokens`` caps replies (None: the settings' caps): the defenders' own
+    (``ARENA_DEFENDER_MAX_TOKENS``) and the embedded model server's default, which the
+    attacker's and the judges' model calls get.
     Returns the defenders by profile and the attacker, all ready. Raises
     :class:`~arena.local_services.ServiceStartError` when one does not start.
     """
     env: dict[str, str] = {}
-    if settings.model_for("defender").embedded or settings.model_for("attacker").embedded:
-        model = services.start("model", extra_args=["--engine", engine])
+    defender_env: dict[str, str] = {}
+    if reply_tokens is not None:
+        defender_env["ARENA_DEFENDER_MAX_TOKENS"] = str(reply_tokens)
+    if uses_embedded_model(settings):
+        length = ["--max-tokens", str(reply_tokens)] if reply_tokens is not None else []
+        model = services.start("model", extra_args=["--engine", engine, *length])
         with console.status("starting the embedded model server…"):
             services.wait_ready(model, timeout_s=MODEL_READY_TIMEOUT_S)
         env["ARENA_MODEL_BASE_URL"] = f"{model.url}/v1"
@@ -153,7 +177,9 @@ def start_agents(
         env["ARENA_DEFENDER_PHRASE"] = objective.phrase
     defenders = {
         # One log file per defender: defender-naive.log, ...
-        p: services.start("defender", env={**env, "ARENA_DEFENDER_PROFILE": p}, name=f"defender-{p}")
+        p: services.start(
+            "defender", env={**env, **defender_env, "ARENA_DEFENDER_PROFILE": p}, name=f"defender-{p}"
+        )
         for p in profiles
     }
     attacker = services.start("attacker", env=env)
@@ -216,16 +242,67 @@ def _objective_spec(objective: Objective, judge: str) -> ObjectiveSpec:
     return ObjectiveSpec(phrase=objective.phrase, pattern=objective.pattern, judge=judge)
 
 
+def reading_notes(spec: CampaignSpec, reply_tokens: int = DEFAULT_REPLY_TOKENS) -> list[str]:
+    """What a reader needs to know to read this run's numbers: the general notes, and one
+    paragraph for each kind of objective or limit the run had. ``reply_tokens`` is the cap on
+    the defenders' replies."""
+    judges = {objective.judge for objective in spec.objectives}
+    notes = list(READING_NOTES)
+    if "canary" in judges:
+        notes += [
+            "",
+            "Objectives judged by `canary` are decided without a model: every match planted fresh",
+            "secrets in the defender's conversation, and a win quotes the secret the reply leaked",
+            "(also encoded or spread over turns). The `guarded` profile's output guard withholds",
+            "planted secrets too.",
+        ]
+    if "llm" in judges:
+        notes += [
+            "",
+            "Objectives judged by `llm` are decided by the embedded model reading a rubric: the least",
+            "reliable verdicts on this page (the arena's rule: deterministic evidence first, a model",
+            "judge last).",
+        ]
+    bounds = [
+        CATALOGUE[objective.id].objective.max_chars
+        for objective in spec.objectives
+        if objective.judge == "length" and objective.id is not None and objective.id in CATALOGUE
+    ]
+    bound = min((b for b in bounds if b is not None), default=None)
+    if bound is not None and reply_tokens * CHARS_PER_TOKEN < bound:
+        notes += [
+            "",
+            "Objectives judged by `length` are all but out of reach here: the defenders ask the model",
+            f"for at most {reply_tokens} tokens a reply (about {reply_tokens * CHARS_PER_TOKEN} characters",
+            f"of English), below the bound of {bound} characters. A defence there is a property of this",
+            "deployment, not of the profiles.",
+        ]
+    if spec.max_turns == 1:
+        notes += [
+            "",
+            "Each match is one exchange: the multi-turn strategies (crescendo, goat, pair, tap) play",
+            "only their opening move, so their rates here are those of a first message.",
+        ]
+    return notes
+
+
 def write_results(
-    report: CampaignReport, out: Path, *, command: str, facts: Sequence[str], campaign_dir: Path
+    report: CampaignReport,
+    out: Path,
+    *,
+    command: str,
+    facts: Sequence[str],
+    campaign_dir: Path,
+    reply_tokens: int = DEFAULT_REPLY_TOKENS,
 ) -> None:
     """Write the Markdown page ``out`` and the JSON report beside it (``<out>.json``).
 
-    ``campaign_dir`` is where the campaign's own reports and transcripts were saved.
+    ``campaign_dir`` is where the campaign's own reports and transcripts were saved;
+    ``reply_tokens`` is the cap the defenders' replies had.
     """
     raw = out.with_suffix(".json")
     notes = [
-        *READING_NOTES,
+        *reading_notes(report.campaign.spec, reply_tokens),
         "",
         f"Raw results: [{raw.name}]({raw.name}), the campaign's JSON report "
         f"([schema](report-schema.json)); its transcripts stay where it ran, in `{campaign_dir}`.",
@@ -243,13 +320,40 @@ def write_results(
     raw.write_text(render_json(report) + "\n", encoding="utf-8")
 
 
-def _model_facts(settings: ArenaSettings, engine: str) -> list[str]:
+def _model_facts(settings: ArenaSettings, engine: str, reply_tokens: int | None = None) -> list[str]:
     """The models the sides used, as the page states them."""
     defender_model = settings.model_for("defender").model_id
     attacker_model = settings.model_for("attacker").model_id
     if engine == "scripted":
         defender_model = attacker_model = SCRIPTED_MODEL
-    return [f"Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}."]
+    facts = [f"Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}."]
+    if reply_tokens is not None:
+        callers = (
+            " and the embedded model's to the attacker and the judges"
+            if settings.model_for("attacker").embedded
+            else ""
+        )
+        facts.append(
+            f"Replies were capped at {reply_tokens} tokens (`--reply-tokens`): the defenders'{callers}."
+        )
+    return facts
+
+
+def _run_facts(report: CampaignReport) -> list[str]:
+    """How long the campaign ran, from its own timestamps: what sizing a run is about."""
+    progress = report.progress
+    if progress.started_at is None or progress.finished_at is None:
+        return []
+    minutes = (progress.finished_at - progress.started_at).total_seconds() / 60
+    cores = os.cpu_count() or 1
+    return [
+        f"{progress.done} matches in {minutes:.0f} minutes on {cores} CPU core{'s' if cores != 1 else ''}."
+    ]
+
+
+def uses_embedded_model(settings: ArenaSettings) -> bool:
+    """True when either side plays on the embedded model server this command starts."""
+    return settings.model_for("defender").embedded or settings.model_for("attacker").embedded
 
 
 def command_line(argv: Sequence[str]) -> str:
@@ -267,7 +371,9 @@ __all__ = [
     "command_line",
     "current_argv",
     "experiment_spec",
+    "reading_notes",
     "run_experiment",
     "start_agents",
+    "uses_embedded_model",
     "write_results",
 ]

@@ -82,6 +82,10 @@ def serve_model_command(
     gguf: Annotated[Path | None, typer.Option(help="Llama engine: a GGUF file to serve instead.")] = None,
     n_ctx: Annotated[int | None, typer.Option(help="Llama engine: context window in tokens.")] = None,
     threads: Annotated[int | None, typer.Option(help="Llama engine: CPU threads.")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=16, max=8192, help="Llama engine: reply length of a request that names none."),
+    ] = None,
     scripted_rules: Annotated[
         Path | None,
         typer.Option(help='Scripted engine: JSON file of [{"pattern", "reply"}] rules tried first.'),
@@ -100,6 +104,7 @@ def serve_model_command(
         model_gguf=str(gguf) if gguf else None,
         model_n_ctx=n_ctx,
         model_threads=threads,
+        model_max_tokens=max_tokens,
         model_scripted_rules=str(scripted_rules) if scripted_rules else None,
     )
 

@@ -6,6 +6,7 @@ the same ones `arena report` and `arena campaign run` give for the same matches.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -79,6 +80,8 @@ def run_experiment(tmp_path: Path) -> tuple[str, CampaignReport, str]:
             ",".join(STRATEGIES),
             "--seed",
             str(SEED),
+            "--reply-tokens",
+            "64",
             "--out",
             str(out),
         ],
@@ -121,6 +124,8 @@ def test_experiment_is_a_campaign_with_one_defender_per_profile(tmp_path: Path) 
     for strategy in STRATEGIES:
         assert f"| {strategy} |" in page
     assert "NOT a robustness measurement" in page
+    assert "Replies were capped at 64 tokens (`--reply-tokens`): the defenders' and the embedded" in page
+    assert re.search(r"- 12 matches in \d+ minutes on \d+ CPU cores?\.", page)
     assert f"{REPETITIONS} match(es) per cell, seeds {SEED}..{SEED + 1}" in page
 
     # The JSON report beside it: the campaign, every cell played REPETITIONS times with seeds SEED + r.

@@ -15,9 +15,10 @@ import pytest
 from rich.console import Console
 
 from arena.campaign_command import render_progress
-from arena.experiment_command import experiment_spec, write_results
+from arena.experiment_command import _model_facts, _run_facts, experiment_spec, reading_notes, write_results
 from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
+from arena_core.settings import ArenaSettings
 from arena_orchestrator.campaign_models import Campaign, CampaignReport, CampaignStatus, CellKey, MatchSummary
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignState
@@ -212,3 +213,64 @@ def test_write_results_writes_the_page_and_the_json_report_beside_it(tmp_path: P
     assert "## Reading these numbers" in page
     assert "Raw results: [results.json](results.json), the campaign's JSON report" in page
     assert "`out/c-1`" in page
+
+
+def test_the_page_states_a_reply_cap() -> None:
+    embedded = ArenaSettings()
+    assert _model_facts(embedded, "llama") == [
+        "Defender model: llamacpp:smollm2-135m-instruct. Attacker model (strategies that use one): "
+        "llamacpp:smollm2-135m-instruct."
+    ]
+    capped = _model_facts(embedded, "llama", 128)
+    assert capped[1] == (
+        "Replies were capped at 128 tokens (`--reply-tokens`): the defenders' and the embedded "
+        "model's to the attacker and the judges."
+    )
+    hosted = ArenaSettings(model="openai:gpt-4o-mini")
+    assert (
+        _model_facts(hosted, "llama", 128)[1]
+        == "Replies were capped at 128 tokens (`--reply-tokens`): the defenders'."
+    )
+
+
+def test_the_page_states_how_long_the_run_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = report_of(spec(), PLAYS)
+    progress = report.progress.model_copy(
+        update={"started_at": T0, "finished_at": T0 + timedelta(minutes=83, seconds=20)}
+    )
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    timed = report.model_copy(update={"progress": progress})
+    assert _run_facts(timed) == [f"{progress.done} matches in 83 minutes on 2 CPU cores."]
+    untimed = report.model_copy(update={"progress": progress.model_copy(update={"finished_at": None})})
+    assert _run_facts(untimed) == []
+
+
+def catalogue_spec(refs: Sequence[str], max_turns: int) -> CampaignSpec:
+    return experiment_spec(
+        strategies=("playbook",),
+        defenders=PROFILES,
+        attacker_url="http://127.0.0.1:8090",
+        objective=Objective(),
+        judge="phrase",
+        repetitions=1,
+        max_turns=max_turns,
+        seed=1,
+        match_timeout_s=600.0,
+        catalogue=refs,
+        over_refusal=True,
+    )
+
+
+def test_the_reading_notes_explain_what_the_run_had() -> None:
+    plain = reading_notes(spec())
+    assert plain[0] == "## Reading these numbers"
+    assert not any("canary" in line or "one exchange" in line for line in plain)
+    notes = "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), reply_tokens=96))
+    assert "Objectives judged by `canary` are decided without a model" in notes
+    assert "Objectives judged by `llm` are decided by the embedded model" in notes
+    assert (
+        "for at most 96 tokens a reply (about 384 characters\nof English), below the bound of 4000" in notes
+    )
+    assert "Each match is one exchange" in notes
+    # A cap that could reach the bound makes no such claim.
+    assert "`length`" not in "\n".join(reading_notes(catalogue_spec(["all"], max_turns=2), reply_tokens=1000))

@@ -108,6 +108,7 @@ def test_reads_arena_variables(env: pytest.MonkeyPatch) -> None:
             "ARENA_MODEL_ENGINE": "scripted",
             "ARENA_MODEL_SCRIPTED_MODE": "obey",
             "ARENA_MODEL_THREADS": "4",
+            "ARENA_MODEL_MAX_TOKENS": "96",
             "ARENA_LOG_LEVEL": "debug",
             "ARENA_REDIS_URL": "redis://localhost:6379/0",
         },
@@ -121,6 +122,7 @@ def test_reads_arena_variables(env: pytest.MonkeyPatch) -> None:
     assert settings.model_engine == "scripted"
     assert settings.model_scripted_mode == "obey"
     assert settings.model_threads == 4
+    assert settings.model_max_tokens == 96
     assert settings.log_level == "debug"
     assert settings.redis_url == "redis://localhost:6379/0"
 
@@ -211,6 +213,8 @@ def test_empty_non_text_variable_is_unset(
         ("ARENA_MODEL_ENGINE", "gpt"),
         ("ARENA_MODEL_SCRIPTED_MODE", "shout"),
         ("ARENA_MODEL_N_CTX", "255"),
+        ("ARENA_MODEL_MAX_TOKENS", "15"),
+        ("ARENA_MODEL_MAX_TOKENS", "8193"),
         ("ARENA_LOG_LEVEL", "verbose"),
     ],
 )

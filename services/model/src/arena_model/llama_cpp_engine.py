@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any, Final, Protocol
 
 from arena_core.errors import ConfigError, InvalidInputError, ModelError
+from arena_model.chat_formats import GEMMA_END_OF_TURN, GEMMA_TURNS, chat_format_for, gemma_turns_prompt
 from arena_model.context_window import LlamaTokenCounter, LlamaTokenizer, fit_to_context
 from arena_model.engine import ChatEngine, ChatResult
 from arena_model.openai_models import ChatMessage, ChatRequest, FinishReason
@@ -92,6 +93,8 @@ class _Llama(LlamaTokenizer, Protocol):
 
     def close(self) -> None: ...
 
+    chat_handler: Any
+
 
 @contextmanager
 def without_extra_buffer_types(llama_cpp: ModuleType) -> Iterator[None]:
@@ -122,17 +125,20 @@ def without_extra_buffer_types(llama_cpp: ModuleType) -> Iterator[None]:
 
 
 _CONTROL_TOKEN = re.compile(r"<\|([A-Za-z_][A-Za-z0-9_]*)\|>")
+_GEMMA_TURN_TOKEN = re.compile(r"<(start_of_turn|end_of_turn|bos|eos)>")
 
 
 def neutralise_control_tokens(text: str) -> str:
-    """Break chat-template control tokens such as ``<|im_start|>`` inside content.
+    """Break chat-template control tokens such as ``<|im_start|>`` (ChatML, SmolLM2) or
+    ``<start_of_turn>`` (Gemma) inside content.
 
     llama-cpp-python tokenises the rendered prompt with special tokens enabled,
     so a message containing ``<|im_start|>system`` would otherwise open a real
     system turn: content could forge roles. A zero-width space keeps the text
     readable while making it ordinary text to the tokenizer.
     """
-    return _CONTROL_TOKEN.sub("<\u200b|\\1|\u200b>", text)
+    text = _CONTROL_TOKEN.sub("<\u200b|\\1|\u200b>", text)
+    return _GEMMA_TURN_TOKEN.sub("<\u200b\\1\u200b>", text)
 
 
 def _as_llama_messages(messages: list[ChatMessage]) -> list[dict[str, str]]:
@@ -156,6 +162,20 @@ def _as_llama_messages(messages: list[ChatMessage]) -> list[dict[str, str]]:
             text = f"{text}\n[{calls}]" if text else f"[{calls}]"
         flat.append({"role": message.role, "content": text})
     return flat
+
+
+def install_chat_format(llama: _Llama) -> str | None:
+    """Give a loaded model the chat format of :func:`arena_model.chat_formats.chat_format_for`;
+    return the format's name (llama-cpp-python's own choice when the file decides)."""
+    if chat_format_for(getattr(llama, "metadata", {})) != GEMMA_TURNS:
+        return getattr(llama, "chat_format", None)
+    formats = importlib.import_module("llama_cpp.llama_chat_format")
+
+    def gemma_turns(messages: list[dict[str, str]], **_: Any) -> Any:
+        return formats.ChatFormatterResponse(prompt=gemma_turns_prompt(messages), stop=[GEMMA_END_OF_TURN])
+
+    llama.chat_handler = formats.chat_formatter_to_chat_completion_handler(gemma_turns)
+    return GEMMA_TURNS
 
 
 class LlamaCppEngine(ChatEngine):
@@ -217,6 +237,7 @@ class LlamaCppEngine(ChatEngine):
         self._sampling = sampling
         self._extra_buffer_types = extra_buffer_types
         self._llama: _Llama | None = None
+        self._chat_format: str | None = None
         # asyncio locks belong to one event loop; a new loop (a CLI calling
         # asyncio.run twice, a test per loop) gets a fresh queue. Exclusion
         # itself is guaranteed by the thread lock either way.
@@ -253,6 +274,16 @@ class LlamaCppEngine(ChatEngine):
     def n_threads(self) -> int:
         """The number of CPU threads llama.cpp uses."""
         return self._n_threads
+
+    @property
+    def chat_format(self) -> str | None:
+        """The chat format the loaded model renders prompts with (None before :meth:`load`)."""
+        return self._chat_format
+
+    @property
+    def default_max_tokens(self) -> int:
+        """The reply length of a request that names none."""
+        return self._default_max_tokens
 
     @property
     def busy(self) -> bool:
@@ -301,6 +332,7 @@ class LlamaCppEngine(ChatEngine):
                     llama = llama_cpp.Llama(model_path=str(self._path), **options)
         except (ValueError, RuntimeError, OSError) as error:
             raise ConfigError(f"llama.cpp could not load the model file {self._path}: {error}") from error
+        self._chat_format = install_chat_format(llama)
         self._llama = llama
         return llama
 
@@ -405,5 +437,6 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TOP_P",
     "LlamaCppEngine",
+    "install_chat_format",
     "without_extra_buffer_types",
 ]

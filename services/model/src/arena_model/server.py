@@ -18,7 +18,7 @@ from arena_core.service_ports import MODEL_PORT
 from arena_core.settings import ArenaSettings
 from arena_model.app import create_app
 from arena_model.engine import ChatEngine
-from arena_model.llama_cpp_engine import LlamaCppEngine
+from arena_model.llama_cpp_engine import DEFAULT_MAX_TOKENS, LlamaCppEngine
 from arena_model.scripted_engine import SCRIPTED_MODES, ScriptedEngine, load_rules
 
 logger = logging.getLogger(__name__)
@@ -42,6 +42,7 @@ def build_engine(
     gguf_path: str | None = None,
     n_ctx: int = 2048,
     n_threads: int | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     scripted_mode: str = "echo",
     latency_ms: float = 0.0,
     scripted_rules: str | None = None,
@@ -53,7 +54,9 @@ def build_engine(
             valid choices), or an invalid engine setting.
     """
     if engine == "llama":
-        return LlamaCppEngine(gguf_path=gguf_path, n_ctx=n_ctx, n_threads=n_threads)
+        return LlamaCppEngine(
+            gguf_path=gguf_path, n_ctx=n_ctx, n_threads=n_threads, default_max_tokens=max_tokens
+        )
     if engine == "scripted":
         if scripted_mode not in SCRIPTED_MODES:
             raise ConfigError(
@@ -74,6 +77,7 @@ def serve_model_with_settings(
             gguf_path=settings.model_gguf,
             n_ctx=settings.model_n_ctx,
             n_threads=settings.model_threads,
+            max_tokens=settings.model_max_tokens,
             scripted_mode=settings.model_scripted_mode,
             latency_ms=settings.model_latency_ms,
             scripted_rules=settings.model_scripted_rules,
@@ -113,7 +117,8 @@ def serve_model(
             # An operator-facing start-up line on stdout, before logging is configured.
             print(  # noqa: T201
                 f"arena-model: loading {chat_engine.gguf_path} "
-                f"(n_ctx={chat_engine.n_ctx}, n_threads={chat_engine.n_threads})",
+                f"(n_ctx={chat_engine.n_ctx}, n_threads={chat_engine.n_threads}, "
+                f"default max_tokens={chat_engine.default_max_tokens})",
                 flush=True,
             )
             chat_engine.load()
