@@ -45,6 +45,8 @@ from arena_orchestrator.worker import CampaignWorker
 POLL_S = 0.5
 FOLLOW_PATIENCE_S = 60.0
 FOLLOW_BACKOFF = Backoff(base_s=2 * POLL_S, cap_s=5.0)
+PROGRESS_LINE_EVERY_S = 30.0
+"""Without a terminal, progress is printed as a line at most this often (see :class:`ProgressLines`)."""
 """Waits between failed polls: twice the poll interval, doubling, at most 5 s."""
 REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml", "sarif": "report.sarif"}
 
@@ -90,14 +92,48 @@ class _RateColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         progress = self._latest()
-        if progress is None:
-            return Text("")
-        asr = progress.asr
-        rate = "n/a" if asr.rate is None else f"{asr.rate:.0%} [{asr.low:.0%}, {asr.high:.0%}]"
-        eta = "" if progress.eta_s is None else f"  ETA {_duration(progress.eta_s)}"
-        return Text(
-            f"success {rate}  errors {progress.counts.error}  running {progress.running}{eta}  "
-            f"[{progress.status}]"
+        return Text("") if progress is None else Text(_rate_text(progress))
+
+
+def _rate_text(progress: CampaignProgress) -> str:
+    asr = progress.asr
+    rate = "n/a" if asr.rate is None else f"{asr.rate:.0%} [{asr.low:.0%}, {asr.high:.0%}]"
+    eta = "" if progress.eta_s is None else f"  ETA {_duration(progress.eta_s)}"
+    running = f"running {progress.running}{eta}"
+    return f"success {rate}  errors {progress.counts.error}  {running}  [{progress.status}]"
+
+
+class ProgressLines:
+    """Progress as plain lines where a live bar shows nothing (a pipe, a CI log, a file).
+
+    A line when the number of matches done changed, at most every ``every_s`` seconds, and
+    always the line of the finished campaign. On a terminal it prints nothing: the bar does.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        every_s: float = PROGRESS_LINE_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._console = console
+        self._every_s = every_s
+        self._clock = clock
+        self._done: int | None = None
+        self._at: float | None = None
+
+    def update(self, progress: CampaignProgress) -> None:
+        """Print ``progress`` as a line if it is news and the last line is old enough."""
+        if self._console.is_terminal or progress.done == self._done:
+            return
+        now = self._clock()
+        if not progress.finished and self._at is not None and now - self._at < self._every_s:
+            return
+        self._done, self._at = progress.done, now
+        self._console.print(
+            Text(f"{progress.name}: {progress.done}/{progress.total} matches  {_rate_text(progress)}"),
+            highlight=False,
         )
 
 
@@ -126,6 +162,7 @@ def follow(
         TaskProgressColumn(text_format="{task.completed:.0f}/{task.total:.0f}"),
         _RateColumn(lambda: latest),
     )
+    lines = ProgressLines(console)
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("campaign", total=None)
         failing_since: float | None = None
@@ -143,6 +180,7 @@ def follow(
                 continue
             failing_since, failures = None, 0
             bar.update(task, description=escape(latest.name), total=latest.total, completed=latest.done)
+            lines.update(latest)
             if latest.finished:
                 return latest
             sleep(POLL_S)
@@ -285,11 +323,13 @@ async def run_in_process(
             TaskProgressColumn(text_format="{task.completed:.0f}/{task.total:.0f}"),
             _RateColumn(lambda: latest),
         )
+        lines = ProgressLines(console)
         with Progress(*columns, console=console) as bar:
             task = bar.add_task(escape(spec.name), total=created.total)
             while True:
                 latest = await service.progress(created.id)
                 bar.update(task, completed=latest.done)
+                lines.update(latest)
                 if latest.finished:
                     return
                 if worker_task.done():
@@ -330,6 +370,7 @@ __all__ = [
     "CampaignInterrupted",
     "InProcessPlayer",
     "OrchestratorClient",
+    "ProgressLines",
     "fail_above_problems",
     "follow",
     "read_spec",

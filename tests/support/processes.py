@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +24,29 @@ def clean_env(**extra: str) -> dict[str, str]:
     env["COLUMNS"] = "120"
     env.update(extra)
     return env
+
+
+def interrupt_when(
+    process: subprocess.Popen[str], ready: Callable[[], bool], *, signal_number: int, timeout_s: float
+) -> str:
+    """Wait until ``ready()`` while ``process`` runs, then send it ``signal_number``; return its output.
+
+    Fails when the process ends first or ``ready()`` stays false for ``timeout_s``; the process
+    is killed if it does not end within two minutes of the signal (or on any failure).
+    """
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            assert process.poll() is None, "the process ended before it was interrupted"
+            assert time.monotonic() < deadline, f"not ready to be interrupted within {timeout_s:.0f} s"
+            time.sleep(0.2)
+        process.send_signal(signal_number)
+        output, _ = process.communicate(timeout=120)
+        return output or ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 def run_arena(

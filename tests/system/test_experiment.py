@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from arena_attacker.strategies import STRATEGY_NAMES
 from arena_core.objective import Objective
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.campaign_models import CampaignReport, CellProgress, Interval
-from support.processes import clean_env, run_arena
+from support.processes import clean_env, interrupt_when, run_arena
 
 pytestmark = pytest.mark.system
 
@@ -199,18 +198,10 @@ def test_an_interrupted_experiment_keeps_the_matches_played(tmp_path: Path) -> N
         # Debug logging gives the defender's access log, read below to see matches played.
         env=clean_env(ARENA_MODEL_LATENCY_MS="100", ARENA_LOG_LEVEL="debug"),
     )
-    try:
-        deadline = time.monotonic() + 300
-        # Two matches of three turns each: at least one match is recorded by then.
-        while _defender_messages(tmp_path) < 7:
-            assert process.poll() is None, "the experiment ended before it was interrupted"
-            assert time.monotonic() < deadline, "no match was played"
-            time.sleep(0.2)
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    # Two matches of three turns each: at least one match is recorded by then.
+    output = interrupt_when(
+        process, lambda: _defender_messages(tmp_path) >= 7, signal_number=signal.SIGINT, timeout_s=300
+    )
     assert process.returncode == 130, output
     report = CampaignReport.model_validate_json(out.with_suffix(".json").read_text())
     assert report.progress.status == "canceled"

@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ import yaml
 from arena.local_services import LocalServices, ServiceProcess
 from arena_core.redis_state.keys import RedisKeys
 from support.campaign_runs import finished, wait_for_campaign
-from support.processes import clean_env, run_arena
+from support.processes import clean_env, interrupt_when, run_arena
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.system
@@ -361,18 +360,13 @@ def test_a_stopped_in_process_campaign_keeps_the_matches_played(agents: Agents, 
             cwd=tmp_path,
             env=clean_env(ARENA_LOG_LEVEL="debug"),
         )
-        try:
-            deadline = time.monotonic() + 120
-            # Two matches of four turns each: at least one match is recorded by then.
-            while log.read_text(errors="replace").count(f"HTTP Request: POST {agents.refusing}") < 9:
-                assert process.poll() is None, "the campaign ended before it was interrupted"
-                assert time.monotonic() < deadline, "no match was played"
-                time.sleep(0.2)
-            process.send_signal(signal.SIGTERM)
-            output, _ = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        # Two matches of four turns each: at least one match is recorded by then.
+        output = interrupt_when(
+            process,
+            lambda: log.read_text(errors="replace").count(f"HTTP Request: POST {agents.refusing}") >= 9,
+            signal_number=signal.SIGTERM,
+            timeout_s=120,
+        )
     assert process.returncode == 130, output + log.read_text(errors="replace")[-3000:]
     assert "Traceback" not in log.read_text(errors="replace")
     assert "interrupted: the campaign was canceled" in log.read_text(errors="replace")

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from arena.campaign_command import FOLLOW_BACKOFF, follow
+from arena.campaign_command import FOLLOW_BACKOFF, ProgressLines, follow
 from arena_core.errors import (
     AgentCardError,
     ArenaError,
@@ -214,3 +214,32 @@ def test_follow_gives_up_after_its_patience() -> None:
             patience_s=-1.0,
         )
     assert sleeps == []
+
+
+def test_without_a_terminal_progress_is_printed_as_lines() -> None:
+    out = io.StringIO()
+    now = [0.0]
+    lines = ProgressLines(Console(file=out, width=200), every_s=30.0, clock=lambda: now[0])
+    lines.update(_progress(done=0))
+    now[0] = 10.0
+    lines.update(_progress(done=1))  # news, but the last line is too recent
+    lines.update(_progress(done=0))
+    now[0] = 45.0
+    lines.update(_progress(done=1))
+    lines.update(_progress(done=1))  # no news
+    now[0] = 46.0
+    lines.update(_progress(done=2, status="completed"))  # the end is always printed
+    printed = out.getvalue().splitlines()
+    assert [line.split("  ")[0] for line in printed] == [
+        "demo: 0/2 matches",
+        "demo: 1/2 matches",
+        "demo: 2/2 matches",
+    ]
+    assert printed[-1].endswith("[completed]")
+
+
+def test_on_a_terminal_the_bar_alone_shows_progress() -> None:
+    out = io.StringIO()
+    lines = ProgressLines(Console(file=out, force_terminal=True))
+    lines.update(_progress(done=2, status="completed"))
+    assert out.getvalue() == ""
