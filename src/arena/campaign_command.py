@@ -335,7 +335,7 @@ async def run_in_process(
                 if worker_task.done():
                     worker_task.result()
                     return
-                await asyncio.sleep(POLL_S / 5)
+                await asyncio.sleep(POLL_S)
 
     interrupted = False
     try:
