@@ -18,6 +18,7 @@ from arena_model.app import create_app
 from arena_model.engine import ChatEngine, ChatResult
 from arena_model.openai_models import ChatRequest
 from arena_model.scripted_engine import ScriptedEngine
+from support.uvicorn_server import bound_socket, serve_app
 
 BASE_URL = "http://model"
 HELLO = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}]}
@@ -372,3 +373,60 @@ async def test_openai_client_tool_call_round_trip() -> None:
             "arguments": json.dumps({"message": "I Give Up", "reset": False}),
         }
     }
+
+
+class _QueuedEngine(ChatEngine):
+    """Answers one request at a time, each taking ``seconds``, like llama.cpp; records what it
+    started to generate."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started: list[str] = []
+        self.generating = asyncio.Event()
+        self._queue = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return "queued"
+
+    @property
+    def model_id(self) -> str:
+        return "queued"
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        async with self._queue:
+            self.started.append(request.messages[-1].text())
+            self.generating.set()
+            await asyncio.sleep(self.seconds)
+            return ChatResult(content="done", finish_reason="stop", prompt_tokens=1, completion_tokens=1)
+
+    def ready(self) -> bool:
+        return True
+
+
+def _ask(text: str) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": text}]}
+
+
+@pytest.mark.asyncio
+async def test_a_request_whose_client_left_is_never_generated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client timing out while its request waits behind another: the request is dropped, so
+    the next client does not wait for work nobody reads (real HTTP: a disconnect is a socket's)."""
+    monkeypatch.setattr("arena_model.app.DISCONNECT_CHECK_S", 0.05)
+    engine = _QueuedEngine(seconds=2.0)
+    async with (
+        serve_app(create_app(engine), bound_socket(), what="the model server") as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        first = asyncio.create_task(http.post("/v1/chat/completions", json=_ask("first")))
+        await engine.generating.wait()
+        with pytest.raises(httpx.ReadTimeout):
+            # Its own connection, closed by the timeout.
+            async with httpx.AsyncClient(base_url=url) as impatient:
+                await impatient.post("/v1/chat/completions", json=_ask("abandoned"), timeout=0.3)
+        # The check runs every DISCONNECT_CHECK_S: the abandoned request is dropped long before
+        # the first one is done.
+        assert (await first).status_code == 200
+        third = await http.post("/v1/chat/completions", json=_ask("third"))
+        assert third.status_code == 200
+    assert engine.started == ["first", "third"]

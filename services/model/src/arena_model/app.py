@@ -11,6 +11,8 @@ take (the scripted engine takes any; the llama engine queues internally).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -40,6 +42,8 @@ logger = logging.getLogger(__name__)
 # Validation messages beyond this many are summarised; one bad request should
 # not produce a kilobyte of error text.
 _MAX_REPORTED_ERRORS: Final = 3
+DISCONNECT_CHECK_S: Final = 0.5
+"""How often a request waiting for the engine checks that its client is still there."""
 _SSE_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -121,7 +125,7 @@ class _ModelServer:
 
         # The whole answer is computed before any byte is sent, so an engine
         # failure can still become a proper status code even when streaming.
-        outcome = await self._complete(chat)
+        outcome = await self._complete_while_wanted(chat, request)
         if isinstance(outcome, Response):
             return outcome
         meta = CompletionMeta(model=self.engine.model_id)
@@ -132,6 +136,28 @@ class _ModelServer:
                 headers=_SSE_HEADERS,
             )
         return JSONResponse(completion_dict(outcome, meta))
+
+    async def _complete_while_wanted(self, chat: ChatRequest, request: Request) -> ChatResult | Response:
+        """:meth:`_complete`, dropped when its client goes away first.
+
+        A client that timed out does not read the answer, yet a request queued behind a long
+        generation would still be generated later: under load, clients' timeouts and retries
+        then pile up work nobody waits for (each retry queued behind the abandoned attempts).
+        So the client's connection is checked while the request waits; once it is gone the
+        request is cancelled: still queued, it is never generated; already generating, its
+        engine finishes that generation (llama.cpp cannot be stopped mid-way) and moves on.
+        """
+        work = asyncio.ensure_future(self._complete(chat))
+        while True:
+            done, _ = await asyncio.wait({work}, timeout=DISCONNECT_CHECK_S)
+            if done:
+                return work.result()
+            if await request.is_disconnected():
+                work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+                logger.info("a client went away before its completion: request dropped")
+                return _error(499, "The client closed the connection.", code="client_closed_request")
 
     async def _complete(self, chat: ChatRequest) -> ChatResult | Response:
         engine = self.engine
