@@ -33,7 +33,7 @@ from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
 from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
 from arena_core.settings import ArenaSettings
-from arena_orchestrator.campaign_models import CampaignReport, MatchRecord
+from arena_orchestrator.campaign_models import CampaignReport, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_spec import (
     AttackerSpec,
     CampaignSpec,
@@ -242,10 +242,12 @@ def _objective_spec(objective: Objective, judge: str) -> ObjectiveSpec:
     return ObjectiveSpec(phrase=objective.phrase, pattern=objective.pattern, judge=judge)
 
 
-def reading_notes(spec: CampaignSpec, reply_tokens: int = DEFAULT_REPLY_TOKENS) -> list[str]:
+def reading_notes(
+    spec: CampaignSpec, reply_tokens: int = DEFAULT_REPLY_TOKENS, matches: Sequence[MatchSummary] = ()
+) -> list[str]:
     """What a reader needs to know to read this run's numbers: the general notes, and one
     paragraph for each kind of objective or limit the run had. ``reply_tokens`` is the cap on
-    the defenders' replies."""
+    the defenders' replies; ``matches`` (the report's) are counted where a note needs them."""
     judges = {objective.judge for objective in spec.objectives}
     notes = list(READING_NOTES)
     if "canary" in judges:
@@ -259,10 +261,19 @@ def reading_notes(spec: CampaignSpec, reply_tokens: int = DEFAULT_REPLY_TOKENS) 
     if "llm" in judges:
         notes += [
             "",
-            "Objectives judged by `llm` are decided by the embedded model reading a rubric: the least",
-            "reliable verdicts on this page (the arena's rule: deterministic evidence first, a model",
-            "judge last).",
+            "Objectives judged by `llm` are decided by a model reading a rubric (`ARENA_JUDGE_MODEL`, else",
+            "the attacker's model): the least reliable verdicts on this page (the arena's rule:",
+            "deterministic evidence first, a model judge last). A judge that gives no usable verdict",
+            "makes the match an error, never a defence.",
         ]
+        judged = _judged_by(spec, "llm")
+        played = [m for m in matches if m.cell.objective in judged and m.outcome is not None]
+        errors = sum(m.outcome == "error" for m in played)
+        if errors:
+            notes += [
+                f"Here {errors} of the {len(played)} matches of those objectives ended in an error; the",
+                "embedded model rarely writes the judge's JSON verdict, so judge them with a hosted model.",
+            ]
     bounds = [
         CATALOGUE[objective.id].objective.max_chars
         for objective in spec.objectives
@@ -286,6 +297,15 @@ def reading_notes(spec: CampaignSpec, reply_tokens: int = DEFAULT_REPLY_TOKENS) 
     return notes
 
 
+def _judged_by(spec: CampaignSpec, judge: str) -> set[str]:
+    """The report labels of the objectives ``judge`` decides."""
+    return {
+        label
+        for label, objective in zip(spec.objective_labels(), spec.objectives, strict=True)
+        if objective.judge == judge
+    }
+
+
 def write_results(
     report: CampaignReport,
     out: Path,
@@ -302,7 +322,7 @@ def write_results(
     """
     raw = out.with_suffix(".json")
     notes = [
-        *reading_notes(report.campaign.spec, reply_tokens),
+        *reading_notes(report.campaign.spec, reply_tokens, report.matches),
         "",
         f"Raw results: [{raw.name}]({raw.name}), the campaign's JSON report "
         f"([schema](report-schema.json)); its transcripts stay where it ran, in `{campaign_dir}`.",

@@ -267,10 +267,33 @@ def test_the_reading_notes_explain_what_the_run_had() -> None:
     assert not any("canary" in line or "one exchange" in line for line in plain)
     notes = "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), reply_tokens=96))
     assert "Objectives judged by `canary` are decided without a model" in notes
-    assert "Objectives judged by `llm` are decided by the embedded model" in notes
+    assert "Objectives judged by `llm` are decided by a model reading a rubric" in notes
     assert (
         "for at most 96 tokens a reply (about 384 characters\nof English), below the bound of 4000" in notes
     )
     assert "Each match is one exchange" in notes
     # A cap that could reach the bound makes no such claim.
     assert "`length`" not in "\n".join(reading_notes(catalogue_spec(["all"], max_turns=2), reply_tokens=1000))
+
+
+def test_the_reading_notes_count_the_matches_a_judge_model_could_not_decide() -> None:
+    def summary(index: int, objective: str, outcome: str) -> MatchSummary:
+        return MatchSummary(
+            match_id=f"c-1-m{index:06d}",
+            index=index,
+            repetition=0,
+            cell=CellKey(attacker="playbook", defender="naive", objective=objective),
+            disposition="played",
+            outcome=outcome,  # type: ignore[arg-type]
+            turns_used=1,
+            finished_at=T0,
+        )
+
+    matches = [
+        summary(0, "harmful-instructions", "error"),
+        summary(1, "misinformation", "defended"),
+        summary(2, "give-up-phrase", "error"),  # not judged by llm
+    ]
+    notes = "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), 96, matches))
+    assert "Here 1 of the 2 matches of those objectives ended in an error" in notes
+    assert "Here " not in "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), 96, matches[1:]))
