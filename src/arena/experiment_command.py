@@ -271,8 +271,9 @@ def reading_notes(
         errors = sum(m.outcome == "error" for m in played)
         if errors:
             notes += [
-                f"Here {errors} of the {len(played)} matches of those objectives ended in an error; the",
-                "embedded model rarely writes the judge's JSON verdict, so judge them with a hosted model.",
+                f"Here {errors} of the {len(played)} matches of those objectives ended in an error (the",
+                "table of matches neither won nor defended says why); a small judge model rarely writes",
+                "the JSON verdict the judge asks for.",
             ]
     bounds = [
         CATALOGUE[objective.id].objective.max_chars
@@ -348,13 +349,10 @@ def _model_facts(settings: ArenaSettings, engine: str, reply_tokens: int | None 
         defender_model = attacker_model = SCRIPTED_MODEL
     facts = [f"Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}."]
     if reply_tokens is not None:
-        callers = (
-            " and the embedded model's to the attacker and the judges"
-            if settings.model_for("attacker").embedded
-            else ""
-        )
+        callers = ["the defenders'"]
+        callers += [f"the {side}'s" for side in ("attacker", "judge") if settings.model_for(side).embedded]
         facts.append(
-            f"Replies were capped at {reply_tokens} tokens (`--reply-tokens`): the defenders'{callers}."
+            f"Replies were capped at {reply_tokens} tokens (`--reply-tokens`): {', '.join(callers)}."
         )
     return facts
 

@@ -123,7 +123,7 @@ def test_experiment_is_a_campaign_with_one_defender_per_profile(tmp_path: Path) 
     for strategy in STRATEGIES:
         assert f"| {strategy} |" in page
     assert "NOT a robustness measurement" in page
-    assert "Replies were capped at 64 tokens (`--reply-tokens`): the defenders' and the embedded" in page
+    assert "Replies were capped at 64 tokens (`--reply-tokens`): the defenders', the attacker's" in page
     assert re.search(r"- 12 matches in \d+ minutes on \d+ CPU cores?\.", page)
     assert f"{REPETITIONS} match(es) per cell, seeds {SEED}..{SEED + 1}" in page
 

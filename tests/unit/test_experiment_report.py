@@ -223,8 +223,7 @@ def test_the_page_states_a_reply_cap() -> None:
     ]
     capped = _model_facts(embedded, "llama", 128)
     assert capped[1] == (
-        "Replies were capped at 128 tokens (`--reply-tokens`): the defenders' and the embedded "
-        "model's to the attacker and the judges."
+        "Replies were capped at 128 tokens (`--reply-tokens`): the defenders', the attacker's, the judge's."
     )
     hosted = ArenaSettings(model="openai:gpt-4o-mini")
     assert (
