@@ -134,6 +134,7 @@ class ProgressLines:
         self._console.print(
             Text(f"{progress.name}: {progress.done}/{progress.total} matches  {_rate_text(progress)}"),
             highlight=False,
+            soft_wrap=True,  # one line per update in a log, whatever the console's width
         )
 
 

@@ -219,7 +219,7 @@ def test_follow_gives_up_after_its_patience() -> None:
 def test_without_a_terminal_progress_is_printed_as_lines() -> None:
     out = io.StringIO()
     now = [0.0]
-    lines = ProgressLines(Console(file=out, width=200), every_s=30.0, clock=lambda: now[0])
+    lines = ProgressLines(Console(file=out, width=40), every_s=30.0, clock=lambda: now[0])
     lines.update(_progress(done=0))
     now[0] = 10.0
     lines.update(_progress(done=1))  # news, but the last line is too recent
