@@ -328,7 +328,8 @@ def experiment(
             min=16,
             max=8192,
             help="Cap replies at this many tokens to size a long run: the defenders' "
-            "(ARENA_DEFENDER_MAX_TOKENS) and the embedded model's to the attacker; the page says so.",
+            "(ARENA_DEFENDER_MAX_TOKENS), the attacker's (ARENA_ATTACKER_MAX_TOKENS) and an "
+            "embedded judge's; the page says so.",
         ),
     ] = None,
 ) -> None:

@@ -157,16 +157,18 @@ def start_agents(
 ) -> tuple[dict[str, ServiceProcess], ServiceProcess]:
     """Start the embedded model when a side uses it, one defender per profile and the attacker.
 
-    ``reply_tokens`` caps replies (None: the settings' caps): the defenders' own
-    (``ARENA_DEFENDER_MAX_TOKENS``) and the embedded model server's default, which the
-    attacker's and the judges' model calls get.
+    ``reply_tokens`` caps replies (None: the settings' caps): the defenders'
+    (``ARENA_DEFENDER_MAX_TOKENS``), the attacker's (``ARENA_ATTACKER_MAX_TOKENS``) and the
+    embedded model server's default, which a judge's model calls get.
     Returns the defenders by profile and the attacker, all ready. Raises
     :class:`~arena.local_services.ServiceStartError` when one does not start.
     """
     env: dict[str, str] = {}
     defender_env: dict[str, str] = {}
+    attacker_env: dict[str, str] = {}
     if reply_tokens is not None:
         defender_env["ARENA_DEFENDER_MAX_TOKENS"] = str(reply_tokens)
+        attacker_env["ARENA_ATTACKER_MAX_TOKENS"] = str(reply_tokens)
     if uses_embedded_model(settings):
         length = ["--max-tokens", str(reply_tokens)] if reply_tokens is not None else []
         model = services.start("model", extra_args=["--engine", engine, *length])
@@ -182,7 +184,7 @@ def start_agents(
         )
         for p in profiles
     }
-    attacker = services.start("attacker", env=env)
+    attacker = services.start("attacker", env={**env, **attacker_env})
     with console.status("starting the agents…"):
         for service in [*defenders.values(), attacker]:
             services.wait_ready(service, timeout_s=AGENT_READY_TIMEOUT_S)
@@ -349,8 +351,9 @@ def _model_facts(settings: ArenaSettings, engine: str, reply_tokens: int | None 
         defender_model = attacker_model = SCRIPTED_MODEL
     facts = [f"Defender model: {defender_model}. Attacker model (strategies that use one): {attacker_model}."]
     if reply_tokens is not None:
-        callers = ["the defenders'"]
-        callers += [f"the {side}'s" for side in ("attacker", "judge") if settings.model_for(side).embedded]
+        callers = ["the defenders'", "the attacker's"]
+        # A judge asks for no length of its own: the embedded model server's default caps it.
+        callers += ["the judge's"] if settings.model_for("judge").embedded else []
         facts.append(
             f"Replies were capped at {reply_tokens} tokens (`--reply-tokens`): {', '.join(callers)}."
         )

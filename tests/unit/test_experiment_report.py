@@ -228,7 +228,7 @@ def test_the_page_states_a_reply_cap() -> None:
     hosted = ArenaSettings(model="openai:gpt-4o-mini")
     assert (
         _model_facts(hosted, "llama", 128)[1]
-        == "Replies were capped at 128 tokens (`--reply-tokens`): the defenders'."
+        == "Replies were capped at 128 tokens (`--reply-tokens`): the defenders', the attacker's."
     )
 
 
