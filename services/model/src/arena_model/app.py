@@ -148,16 +148,20 @@ class _ModelServer:
         engine finishes that generation (llama.cpp cannot be stopped mid-way) and moves on.
         """
         work = asyncio.ensure_future(self._complete(chat))
-        while True:
-            done, _ = await asyncio.wait({work}, timeout=DISCONNECT_CHECK_S)
-            if done:
-                return work.result()
-            if await request.is_disconnected():
+        try:
+            while True:
+                done, _ = await asyncio.wait({work}, timeout=DISCONNECT_CHECK_S)
+                if done:
+                    return work.result()
+                if await request.is_disconnected():
+                    logger.info("a client went away before its completion: request dropped")
+                    return _error(499, "The client closed the connection.", code="client_closed_request")
+        finally:
+            # Dropped, or this handler itself cancelled: the work must not outlive it.
+            if not work.done():
                 work.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await work
-                logger.info("a client went away before its completion: request dropped")
-                return _error(499, "The client closed the connection.", code="client_closed_request")
 
     async def _complete(self, chat: ChatRequest) -> ChatResult | Response:
         engine = self.engine
