@@ -45,9 +45,9 @@ from arena_orchestrator.worker import CampaignWorker
 POLL_S = 0.5
 FOLLOW_PATIENCE_S = 60.0
 FOLLOW_BACKOFF = Backoff(base_s=2 * POLL_S, cap_s=5.0)
+"""Waits between failed polls: twice the poll interval, doubling, at most 5 s."""
 PROGRESS_LINE_EVERY_S = 30.0
 """Without a terminal, progress is printed as a line at most this often (see :class:`ProgressLines`)."""
-"""Waits between failed polls: twice the poll interval, doubling, at most 5 s."""
 REPORT_FILES = {"html": "report.html", "json": "report.json", "junit": "junit.xml", "sarif": "report.sarif"}
 
 
@@ -107,7 +107,8 @@ class ProgressLines:
     """Progress as plain lines where a live bar shows nothing (a pipe, a CI log, a file).
 
     A line when the number of matches done changed, at most every ``every_s`` seconds, and
-    always the line of the finished campaign. On a terminal it prints nothing: the bar does.
+    always the line of the finished campaign (also when its last match was counted before its
+    status turned final). On a terminal it prints nothing: the bar does.
     """
 
     def __init__(
@@ -120,17 +121,17 @@ class ProgressLines:
         self._console = console
         self._every_s = every_s
         self._clock = clock
-        self._done: int | None = None
+        self._shown: tuple[int, bool] | None = None
         self._at: float | None = None
 
     def update(self, progress: CampaignProgress) -> None:
         """Print ``progress`` as a line if it is news and the last line is old enough."""
-        if self._console.is_terminal or progress.done == self._done:
+        if self._console.is_terminal or (progress.done, progress.finished) == self._shown:
             return
         now = self._clock()
         if not progress.finished and self._at is not None and now - self._at < self._every_s:
             return
-        self._done, self._at = progress.done, now
+        self._shown, self._at = (progress.done, progress.finished), now
         self._console.print(
             Text(f"{progress.name}: {progress.done}/{progress.total} matches  {_rate_text(progress)}"),
             highlight=False,

@@ -243,3 +243,13 @@ def test_on_a_terminal_the_bar_alone_shows_progress() -> None:
     lines = ProgressLines(Console(file=out, force_terminal=True))
     lines.update(_progress(done=2, status="completed"))
     assert out.getvalue() == ""
+
+
+def test_a_campaign_whose_status_turns_final_after_its_last_match_gets_its_last_line() -> None:
+    out = io.StringIO()
+    lines = ProgressLines(Console(file=out, width=200), every_s=30.0, clock=lambda: 0.0)
+    lines.update(_progress(done=2))
+    lines.update(_progress(done=2, status="completed"))
+    printed = out.getvalue().splitlines()
+    assert [line.split("  ")[0] for line in printed] == ["demo: 2/2 matches"] * 2
+    assert printed[-1].endswith("[completed]")

@@ -157,8 +157,8 @@ class ArenaSettings(BaseSettings):
     model_gguf: str | None = None
     model_n_ctx: int = Field(default=2048, ge=256, le=131_072)
     model_threads: int | None = Field(default=None, ge=1, le=512)
-    # Llama engine: the reply length of a request that names none (most callers, the agents
-    # included); a shorter cap sizes long experiments (`arena experiment --reply-tokens`).
+    # Llama engine: the reply length of a request that names none (the llm judge's; the agents
+    # name theirs: ARENA_DEFENDER_MAX_TOKENS, ARENA_ATTACKER_MAX_TOKENS).
     model_max_tokens: int = Field(default=256, ge=16, le=8192)
     model_scripted_mode: Literal["echo", "refuse", "obey"] = "echo"
     model_latency_ms: float = Field(default=0.0, ge=0, le=600_000)
