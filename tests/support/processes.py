@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,17 @@ def clean_env(**extra: str) -> dict[str, str]:
     env["COLUMNS"] = "120"
     env.update(extra)
     return env
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child a test interrupts: SIGINT back to its default disposition.
+
+    A runner started in the background by a non-interactive shell (``cmd &``, ``nohup``)
+    ignores SIGINT, and its children inherit that: Python then installs no KeyboardInterrupt
+    handler and asyncio none of its own, so Ctrl-C is lost and the CLI's SIGTERM handling
+    (which raises KeyboardInterrupt) leaves a traceback. Tests of interruption restore it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def interrupt_when(

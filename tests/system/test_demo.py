@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support.processes import clean_env, port_is_closed, run_arena
+from support.processes import clean_env, default_sigint, port_is_closed, run_arena
 
 pytestmark = pytest.mark.system
 
@@ -71,6 +71,7 @@ def test_demo_ctrl_c_stops_every_child(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_sigint,
         env=clean_env(ARENA_MODEL_LATENCY_MS="300"),
     )
     assert process.stdout is not None

@@ -21,7 +21,7 @@ from arena_attacker.strategies import STRATEGY_NAMES
 from arena_core.objective import Objective
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.campaign_models import CampaignReport, CellProgress, Interval
-from support.processes import clean_env, interrupt_when, run_arena
+from support.processes import clean_env, default_sigint, interrupt_when, run_arena
 
 pytestmark = pytest.mark.system
 
@@ -196,6 +196,7 @@ def test_an_interrupted_experiment_keeps_the_matches_played(tmp_path: Path) -> N
         text=True,
         cwd=tmp_path,
         # Debug logging gives the defender's access log, read below to see matches played.
+        preexec_fn=default_sigint,
         env=clean_env(ARENA_MODEL_LATENCY_MS="100", ARENA_LOG_LEVEL="debug"),
     )
     # Two matches of three turns each: at least one match is recorded by then.

@@ -29,7 +29,7 @@ import yaml
 from arena.local_services import LocalServices, ServiceProcess
 from arena_core.redis_state.keys import RedisKeys
 from support.campaign_runs import finished, wait_for_campaign
-from support.processes import clean_env, interrupt_when, run_arena
+from support.processes import clean_env, default_sigint, interrupt_when, run_arena
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.system
@@ -358,6 +358,7 @@ def test_a_stopped_in_process_campaign_keeps_the_matches_played(agents: Agents, 
             stderr=stderr,
             text=True,
             cwd=tmp_path,
+            preexec_fn=default_sigint,
             env=clean_env(ARENA_LOG_LEVEL="debug"),
         )
         # Two matches of four turns each: at least one match is recorded by then.
