@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from arena.cli_support import console, err_console, interrupt_on_sigterm, print_error, start_telemetry
+from arena.cli_support import console, err_console, interrupt_on_sigterm, print_error, run, start_telemetry
 from arena_core.errors import InvalidInputError
 from arena_core.service_runner import settings_from_environment
 from arena_core.settings import ArenaSettings
@@ -98,7 +98,6 @@ def campaign_run(
     ] = None,
 ) -> None:
     """Run a campaign: submit it to an orchestrator, or play it in this process."""
-    import asyncio
 
     # Before the campaign engine (and with it a2a-sdk) is imported (see arena_core.telemetry).
     start_telemetry("cli")
@@ -120,7 +119,7 @@ def campaign_run(
     url = _orchestrator(orchestrator, settings)
     if url is None:
         try:
-            report, records = asyncio.run(
+            report, records = run(
                 run_in_process(
                     settings,
                     spec,

@@ -7,10 +7,13 @@ this one, and it imports none of them: the CLI's modules never import each other
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sys
+from collections.abc import Coroutine
+from dataclasses import dataclass
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from rich.console import Console
 from rich.text import Text
@@ -29,19 +32,74 @@ def start_telemetry(service: str) -> None:
     configure_telemetry(service)
 
 
+_T = TypeVar("_T")
+
+
+@dataclass
+class _MainTask:
+    """The main task of :func:`run`, for SIGTERM to cancel where asyncio did not take over SIGINT."""
+
+    task: asyncio.Task[Any] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    interrupted: bool = False
+
+    def cancel(self) -> bool:
+        """Cancel the main task as asyncio's Ctrl-C does (once; a second signal is refused)."""
+        if self.interrupted or self.task is None or self.loop is None or self.task.done():
+            return False
+        self.interrupted = True
+        self.task.cancel()
+        self.loop.call_soon_threadsafe(lambda: None)  # wake the loop from its wait
+        return True
+
+
+_main = _MainTask()
+
+
+def run(main: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run(main)``, and SIGTERM cancels ``main`` as Ctrl-C does (see
+    :func:`interrupt_on_sigterm`), also in a process started with SIGINT ignored.
+
+    A command started in the background by a non-interactive shell (``cmd &``, ``nohup``)
+    inherits SIGINT ignored; asyncio then installs no SIGINT handler of its own, and a
+    KeyboardInterrupt raised from a signal handler would stop the loop wherever it stood,
+    without the cancellation that lets a command stop its children and keep what it played.
+    """
+    global _main
+    state = _MainTask()
+
+    async def tracked() -> _T:
+        state.task = asyncio.current_task()
+        state.loop = asyncio.get_running_loop()
+        return await main
+
+    _main = state
+    try:
+        return asyncio.run(tracked())
+    except asyncio.CancelledError:
+        if state.interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        _main = _MainTask()
+
+
 def interrupt_on_sigterm() -> None:
     """Make SIGTERM stop a command as Ctrl-C does, so that it stops its child processes, or
     cancels its campaign and keeps what was played; the default handler would skip that cleanup.
 
     Inside ``asyncio.run`` Ctrl-C cancels the main task (so it can clean up), which a
     KeyboardInterrupt raised from a signal handler would not: SIGTERM then calls that same SIGINT
-    handler. Elsewhere it raises KeyboardInterrupt.
+    handler. Where asyncio installed none (SIGINT was ignored at start), SIGTERM cancels the main
+    task of :func:`run` itself. Elsewhere it raises KeyboardInterrupt.
     """
 
     def handler(signum: int, frame: FrameType | None) -> None:
         on_sigint = signal.getsignal(signal.SIGINT)
         if callable(on_sigint) and on_sigint is not signal.default_int_handler:
             on_sigint(signal.SIGINT, frame)  # asyncio.run's: cancel the main task, as Ctrl-C does
+            return
+        if _main.cancel():
             return
         raise KeyboardInterrupt
 
@@ -66,5 +124,6 @@ __all__ = [
     "fail",
     "interrupt_on_sigterm",
     "print_error",
+    "run",
     "start_telemetry",
 ]

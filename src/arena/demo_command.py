@@ -8,7 +8,6 @@ defender, shows every turn live, and writes ``out/<run-id>/transcript.md`` and
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from arena.cli_support import run
 from arena.console_render import render_result, render_turn
 from arena.local_services import LocalServices
 from arena.transcript import write_match
@@ -94,7 +94,7 @@ def run_demo(
         async def on_turn(record: TurnRecord) -> None:
             render_turn(console, record)
 
-        result = asyncio.run(
+        result = run(
             play_remote_match(attacker.url, request, on_turn=on_turn, timeout_s=settings.match_timeout_s)
         )
     render_result(console, result)

@@ -16,7 +16,6 @@ refusals are neither a win nor a defence and are listed separately.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import platform
 import shlex
@@ -28,6 +27,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from arena.campaign_command import CampaignInterrupted, render_progress, run_in_process, write_reports
+from arena.cli_support import run
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
 from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
@@ -136,7 +136,7 @@ def run_experiment(
         )
         spec = spec_for({profile: service.url for profile, service in defenders.items()}, attacker.url)
         try:
-            report, records = asyncio.run(run_in_process(settings, spec, fail_above=None, console=console))
+            report, records = run(run_in_process(settings, spec, fail_above=None, console=console))
         except CampaignInterrupted as stop:
             # What was played is kept; the page of a partial run says so.
             save(stop.report, stop.records)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
+from arena.cli_support import run
 from arena.console_render import render_result, render_turn
 from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
@@ -69,7 +69,7 @@ def run_match_command(
             f"via {escape(where)} (objective: {escape(request.objective.label)}, "
             f"judge {escape(request.judge)}, up to {request.max_turns} turns)"
         )
-    result = asyncio.run(
+    result = run(
         play_match(settings, request, attacker_url=attacker_url, console=None if json_output else console)
     )
     if json_output:

@@ -38,6 +38,12 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def ignore_sigint() -> None:
+    """``preexec_fn`` of a child started as a background job of a non-interactive shell
+    (``cmd &``, ``nohup``) would be: SIGINT ignored. SIGTERM must still stop it cleanly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def interrupt_when(
     process: subprocess.Popen[str], ready: Callable[[], bool], *, signal_number: int, timeout_s: float
 ) -> str:

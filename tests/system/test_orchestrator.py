@@ -29,7 +29,7 @@ import yaml
 from arena.local_services import LocalServices, ServiceProcess
 from arena_core.redis_state.keys import RedisKeys
 from support.campaign_runs import finished, wait_for_campaign
-from support.processes import clean_env, default_sigint, interrupt_when, run_arena
+from support.processes import clean_env, default_sigint, ignore_sigint, interrupt_when, run_arena
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.system
@@ -332,9 +332,15 @@ def test_in_process_campaigns_gate_ci_with_fail_above(agents: Agents, tmp_path: 
     assert unknown.returncode == 2 and "no saved report" in unknown.stderr
 
 
-def test_a_stopped_in_process_campaign_keeps_the_matches_played(agents: Agents, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sigint", [default_sigint, ignore_sigint], ids=["sigint-default", "sigint-ignored-background-job"]
+)
+def test_a_stopped_in_process_campaign_keeps_the_matches_played(
+    agents: Agents, tmp_path: Path, sigint: Callable[[], None]
+) -> None:
     """SIGTERM, like Ctrl-C (tests/system/test_experiment.py), cancels an in-process campaign, and
-    its reports hold the matches played."""
+    its reports hold the matches played; also when the CLI started with SIGINT ignored (``cmd &``,
+    ``nohup``), where asyncio leaves SIGINT alone and SIGTERM has no handler of asyncio's to call."""
     spec = tmp_path / "long.yaml"
     spec.write_text(
         yaml.safe_dump(
@@ -358,7 +364,7 @@ def test_a_stopped_in_process_campaign_keeps_the_matches_played(agents: Agents, 
             stderr=stderr,
             text=True,
             cwd=tmp_path,
-            preexec_fn=default_sigint,
+            preexec_fn=sigint,
             env=clean_env(ARENA_LOG_LEVEL="debug"),
         )
         # Two matches of four turns each: at least one match is recorded by then.
