@@ -20,7 +20,7 @@ from arena_core.errors import ArenaError, ToolInputError
 from arena_core.llm.chat_model import ChatModel, ChatReply, Message, ToolCall
 from arena_core.llm.usage import TokenUsage
 from arena_core.telemetry import attributes as attrs
-from arena_core.telemetry.spans import tracer
+from arena_core.telemetry.spans import capture_message_content, tracer
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +130,22 @@ class AgentLoop:
         return AgentRun(history, "", "max_steps", self._max_steps, usage, calls, errors)
 
     async def _invoke(self, call: ToolCall) -> tuple[ToolResult, bool]:
-        with tracer().start_as_current_span(
-            f"execute_tool {call.name}",
-            attributes={
-                attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
-                attrs.GEN_AI_TOOL_NAME: call.name,
-            },
-        ) as span:
+        attributes = {
+            attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
+            attrs.GEN_AI_TOOL_NAME: call.name,
+            attrs.GEN_AI_TOOL_TYPE: "function",
+        }
+        if call.id:
+            attributes[attrs.GEN_AI_TOOL_CALL_ID] = call.id
+        capture = capture_message_content()
+        if capture:
+            attributes[attrs.GEN_AI_TOOL_CALL_ARGUMENTS] = call.arguments or "{}"
+        with tracer().start_as_current_span(f"execute_tool {call.name}", attributes=attributes) as span:
             result, failed = await self._invoke_tool(call)
             if failed:
                 span.set_status(StatusCode.ERROR, result.content[:200])
+            elif capture:
+                span.set_attribute(attrs.GEN_AI_TOOL_CALL_RESULT, result.content)
             return result, failed
 
     async def _invoke_tool(self, call: ToolCall) -> tuple[ToolResult, bool]:

@@ -48,9 +48,15 @@ def safe_url(url: str) -> str:
 
 
 def capture_message_content() -> bool:
-    """True when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``: message text
-    goes into GenAI spans. Off by default (prompts and replies can be sensitive)."""
-    return os.environ.get(CAPTURE_CONTENT_VARIABLE, "").strip().lower() == "true"
+    """True when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` puts content on spans:
+    ``true`` (the older instrumentations' form) or ``SPAN_ONLY`` / ``SPAN_AND_EVENT`` (the
+    current GenAI utilities' values; ``EVENT_ONLY`` and ``NO_CONTENT`` keep it off spans).
+    Message text and tool arguments then go into GenAI spans. Off by default (prompts,
+    replies and tool arguments can be sensitive)."""
+    return os.environ.get(CAPTURE_CONTENT_VARIABLE, "").strip().lower() in _CONTENT_ON_SPANS
+
+
+_CONTENT_ON_SPANS = frozenset({"true", "span_only", "span_and_event"})
 
 
 CAPTURE_CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
