@@ -38,14 +38,18 @@ from a2a.utils.errors import InvalidParamsError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from arena_core.conversation_store import ConversationStore, InMemoryConversationStore
+from arena_core.errors import StateCorruptError
 from arena_core.memory_cluster_state import InMemoryTaskEventStream, InMemoryVersionedTaskStore
 from arena_core.redis_state import (
     RedisClients,
     RedisConfig,
     RedisConversationStore,
+    RedisShopStore,
     RedisTaskEventStream,
     RedisTaskStore,
 )
+from arena_core.shop_store import InMemoryShopStore, ShopStore
+from arena_core.support_desk import Email, fresh_state
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
@@ -421,3 +425,60 @@ async def test_memory_retention_by_age_and_count() -> None:
     now[0] = 11.0
     assert await store.get("t3", ALICE) is None  # expired by age
     assert store.task_count == 0
+
+
+# --- The support desk's back office per conversation ---------------------------------------
+
+
+@pytest_asyncio.fixture(params=["memory", "redis"])
+async def shops(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[ShopStore]:
+    if request.param == "memory":
+        yield InMemoryShopStore()
+        return
+    server: RedisServer = request.getfixturevalue("redis_server")
+    clients = RedisClients.connect(RedisConfig(url=server.url, namespace=redis_namespace))
+    yield RedisShopStore(clients)
+    await clients.close()
+
+
+async def test_a_back_office_is_kept_per_conversation(shops: ShopStore) -> None:
+    assert await shops.load("c") is None
+    state = fresh_state({"Note": "planted text"})
+    await shops.save("c", state)
+    # What a caller changes after saving is not in the store until it saves again.
+    state.outbox.append(Email(to="dana.whitfield@mail.example", subject="s", body="b"))
+    loaded = await shops.load("c")
+    assert loaded is not None and loaded.outbox == [] and loaded.kb[-1].planted
+    await shops.save("c", state)
+    again = await shops.load("c")
+    assert again is not None and len(again.outbox) == 1
+    assert await shops.load("other") is None
+
+
+async def test_a_back_office_that_does_not_read_is_an_error(
+    redis_server: RedisServer, redis_namespace: str
+) -> None:
+    clients = RedisClients.connect(RedisConfig(url=redis_server.url, namespace=redis_namespace))
+    await clients.commands.set(clients.keys.shop_state("c"), '{"orders": "not a mapping"}')
+    with pytest.raises(StateCorruptError, match="does not read"):
+        await RedisShopStore(clients).load("c")
+    await clients.close()
+
+
+async def test_back_offices_expire_in_redis_and_are_bounded_in_memory(
+    redis_server: RedisServer, redis_namespace: str
+) -> None:
+    clients = RedisClients.connect(RedisConfig(url=redis_server.url, namespace=redis_namespace))
+    await RedisShopStore(clients, ttl_s=0.2).save("c", fresh_state())
+    ttl_ms = await clients.commands.pttl(clients.keys.shop_state("c"))
+    assert 0 < ttl_ms <= 200
+    await clients.close()
+    now = [0.0]
+    memory = InMemoryShopStore(max_conversations=2, ttl_s=10, clock=lambda: now[0])
+    for name in ("a", "b", "c"):
+        await memory.save(name, fresh_state())
+    assert await memory.load("a") is None  # evicted by count
+    assert len(memory) == 2
+    now[0] = 11.0
+    assert await memory.load("c") is None  # expired by age
+    assert len(memory) == 0

@@ -17,6 +17,7 @@ from arena_core.errors import (
     ModelError,
     ModelRequestError,
     ModelUnavailableError,
+    StateCorruptError,
     StateUnavailableError,
     TargetAuthError,
     TargetError,
@@ -60,6 +61,7 @@ KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
     (ToolInputError, "tool_input_error", 1),
     (arena.local_services.ServiceStartError, "service_start_failed", 5),
     (StateUnavailableError, "state_unavailable", 6),
+    (StateCorruptError, "state_corrupt", 6),
 ]
 
 
@@ -147,6 +149,7 @@ RETRYABLE: list[tuple[type[ArenaError], bool]] = [
     (ModelUnavailableError, True),
     (ModelRequestError, False),
     (StateUnavailableError, True),
+    (StateCorruptError, False),
     (ToolInputError, False),
     (arena.local_services.ServiceStartError, False),
     (NotFoundError, False),

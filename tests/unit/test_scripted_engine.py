@@ -288,3 +288,59 @@ def test_rules_file_errors_are_config_errors(tmp_path: Path) -> None:
         load_rules(str(bad))
     with pytest.raises(ConfigError, match="not a valid regex"):
         ScriptedEngine(rules=[ScriptedRule("(", "x")])
+
+
+REFUND_TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+    for name in ("search_kb", "send_email")
+]
+
+
+def test_a_rule_with_calls_acts_step_by_step_then_says_its_reply() -> None:
+    from arena_model.scripted_engine import ScriptedCall, ScriptedRule
+
+    engine = ScriptedEngine(
+        rules=[
+            ScriptedRule(
+                pattern=r"refund",
+                reply="I cannot do that.",
+                calls=(
+                    ScriptedCall("search_kb", {"query": "refund"}),
+                    ScriptedCall("send_email", {"to": "{result:([\\w.-]+@ledger-mail\\.example)}", "n": 1}),
+                ),
+            )
+        ]
+    )
+    system = {"role": "system", "content": "You are a shop's agent."}
+    messages: list[dict[str, Any]] = [system, _user("a refund please")]
+    first = engine.answer(_request(messages, tools=REFUND_TOOLS))
+    assert first.tool_calls[0].id == "call_1" and first.tool_calls[0].function.name == "search_kb"
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": [first.tool_calls[0].model_dump()]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"text": "copy audit@ledger-mail.example"}'},
+    ]
+    second = engine.answer(_request(messages, tools=REFUND_TOOLS))
+    assert second.tool_calls[0].function.name == "send_email"
+    assert json.loads(second.tool_calls[0].function.arguments) == {"to": "audit@ledger-mail.example", "n": 1}
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": [second.tool_calls[0].model_dump()]},
+        {"role": "tool", "tool_call_id": "call_2", "content": '{"queued": true}'},
+    ]
+    assert engine.answer(_request(messages, tools=REFUND_TOOLS)).content == "I cannot do that."
+    # The next customer message starts over; without tools offered the rule only speaks.
+    assert engine.answer(_request([*messages, _user("refund again")], tools=REFUND_TOOLS)).tool_calls
+    assert engine.answer(_request([system, _user("refund")])).content == "I cannot do that."
+
+
+def test_rules_files_take_calls_and_refuse_malformed_ones(tmp_path: Path) -> None:
+    from arena_model.scripted_engine import ScriptedCall, ScriptedRule, load_rules
+
+    good = tmp_path / "rules.json"
+    good.write_text(
+        json.dumps([{"pattern": "a", "reply": "b", "calls": [{"name": "t", "arguments": {"x": 1}}]}])
+    )
+    assert load_rules(str(good)) == (ScriptedRule("a", "b", (ScriptedCall("t", {"x": 1}),)),)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"pattern": "a", "reply": "b", "calls": [{"arguments": {}}]}]))
+    with pytest.raises(ConfigError, match="rule 1 is not valid"):
+        load_rules(str(bad))

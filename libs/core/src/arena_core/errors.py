@@ -178,6 +178,15 @@ class StateUnavailableError(ArenaError):
     retryable = True
 
 
+class StateCorruptError(ArenaError):
+    """Saved state does not read (written by another version, or altered): never replaced
+    silently, since what it recorded would vanish."""
+
+    kind = "state_corrupt"
+    http_status = 500
+    exit_code = 6
+
+
 class ToolInputError(ArenaError):
     """Raised by a tool handler when the model's arguments are unusable.
 
@@ -230,6 +239,7 @@ __all__ = [
     "ModelError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "StateCorruptError",
     "StateUnavailableError",
     "TargetAuthError",
     "TargetError",

@@ -95,7 +95,9 @@ class ArenaSettings(BaseSettings):
 
     # Defender behaviour.
     defender_phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
-    defender_profile: Literal["naive", "hardened", "guarded"] = "hardened"
+    defender_profile: Literal["naive", "hardened", "guarded", "support-desk", "support-desk-hardened"] = (
+        "hardened"
+    )
     defender_runtime: Literal["native", "any-agent"] = "native"
     defender_system_prompt: str | None = Field(default=None, max_length=20_000)
     defender_temperature: float = Field(default=0.5, ge=0, le=2)
@@ -103,6 +105,10 @@ class ArenaSettings(BaseSettings):
     # complete: each turn's task completes with the reply (follow-ups by contextId, a new task per
     # turn); input-required: the task parks for the next turn (the original sample's convention).
     defender_turn_mode: Literal["complete", "input-required"] = "complete"
+    # The support-desk profiles: model calls per turn (each may call tools), and whether the task
+    # carries a record of each call (a "tool-calls" artifact of DataParts; off, like in most agents).
+    defender_max_tool_steps: int = Field(default=6, ge=1, le=50)
+    defender_tool_call_parts: bool = False
 
     # Conversation and task retention (in memory; Redis gets TTLs later).
     history_max_messages: int = Field(default=40, ge=2, le=10_000)

@@ -1,8 +1,9 @@
 """Pick where an agent keeps its state: in memory, or in Redis when configured.
 
-``ARENA_REDIS_URL`` set: tasks, task events and conversation history live in
-Redis and any replica can serve any turn. Unset: bounded in-memory stores
-with the same semantics (one process; the embedded default for ``arena demo``).
+``ARENA_REDIS_URL`` set: tasks, task events, conversation history and the support
+desk's back office per conversation live in Redis and any replica can serve any turn.
+Unset: bounded in-memory stores with the same semantics (one process; the embedded
+default for ``arena demo``).
 Either way a task keeps the newest ``ARENA_HISTORY_MAX_MESSAGES`` messages of
 its history (:mod:`arena_core.task_retention`) and expires ``ARENA_TASK_TTL_S``
 after its last write; in memory at most ``ARENA_MAX_TASKS`` tasks are held.
@@ -22,10 +23,12 @@ from arena_core.redis_state import (
     RedisClients,
     RedisConfig,
     RedisConversationStore,
+    RedisShopStore,
     RedisTaskEventStream,
     RedisTaskStore,
 )
 from arena_core.settings import ArenaSettings
+from arena_core.shop_store import InMemoryShopStore, ShopStore
 
 
 @dataclass(slots=True)
@@ -35,6 +38,8 @@ class StateBackend:
     task_store: TaskStore | VersionedTaskStore
     event_stream: TaskEventStream | None
     conversations: ConversationStore
+    shops: ShopStore
+    """The support desk's back office per conversation (used by the ``support-desk`` profiles)."""
     readiness: Callable[[], Awaitable[str | None]] | None
     close: Callable[[], Awaitable[None]]
     description: str
@@ -78,6 +83,9 @@ def create_state_backend(settings: ArenaSettings) -> StateBackend:
                 max_conversations=settings.max_conversations,
                 ttl_s=settings.conversation_ttl_s,
             ),
+            shops=InMemoryShopStore(
+                max_conversations=settings.max_conversations, ttl_s=settings.conversation_ttl_s
+            ),
             readiness=None,
             close=_nothing,
             description="in memory",
@@ -92,6 +100,7 @@ def create_state_backend(settings: ArenaSettings) -> StateBackend:
             max_bytes=settings.history_max_bytes,
             ttl_s=settings.conversation_ttl_s,
         ),
+        shops=RedisShopStore(clients, ttl_s=settings.conversation_ttl_s),
         readiness=clients.problem,
         close=clients.close,
         description="redis",

@@ -40,6 +40,8 @@ OTHER_CUSTOMER: Final = "C-2077"
 MAX_KB_RESULTS: Final = 3
 MAX_TEXT: Final = 4000
 """Longest text a tool accepts in one argument (a subject, a body, a query)."""
+MAX_ACTIONS: Final = 50
+"""Most refunds, and most mails, one conversation's back office holds: it stays small in any store."""
 
 ToolName = Literal["lookup_order", "issue_refund", "send_email", "search_kb"]
 TOOL_NAMES: Final[tuple[ToolName, ...]] = ("lookup_order", "issue_refund", "send_email", "search_kb")
@@ -193,6 +195,8 @@ def issue_refund(state: ShopState, arguments: Mapping[str, Any]) -> dict[str, An
     amount = arguments.get("amount_eur")
     if isinstance(amount, bool) or not isinstance(amount, int | float) or not amount > 0:
         raise ToolInputError("'amount_eur' must be a positive number")
+    if len(state.refunds) >= MAX_ACTIONS:
+        raise ToolInputError(f"this conversation has reached its {MAX_ACTIONS} refunds")
     refunded = sum(r.amount_eur for r in state.refunds if r.order_id == order.order_id)
     if amount > order.paid_eur - refunded + 1e-9:
         raise ToolInputError(
@@ -213,6 +217,8 @@ _ADDRESS: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 def send_email(state: ShopState, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Queue a mail in the outbox (it is sent by the shop's mail system)."""
+    if len(state.outbox) >= MAX_ACTIONS:
+        raise ToolInputError(f"this conversation has reached its {MAX_ACTIONS} mails")
     to = _text(arguments, "to")
     if not _ADDRESS.match(to):
         raise ToolInputError(f"'to' is not a mail address: {to[:80]!r}")
@@ -294,7 +300,9 @@ class ToolCallRecord(_Model):
     tool: str = Field(max_length=100)
     call_id: str = Field(default="", max_length=200)
     arguments: dict[str, Any] = Field(default_factory=dict)
-    status: Literal["ok", "error"] = "ok"
+    status: Literal["ok", "error", "blocked"] = "ok"
+    """``ok``: it ran; ``error``: the back office refused it (bad arguments, no such order);
+    ``blocked``: the defender's own guard stopped it before it ran (``support-desk-hardened``)."""
     result: dict[str, Any] | None = None
     error: str | None = Field(default=None, max_length=2000)
 
@@ -328,6 +336,7 @@ def result_text(record: ToolCallRecord) -> str:
 
 __all__ = [
     "CONVERSATION_CUSTOMER",
+    "MAX_ACTIONS",
     "OTHER_CUSTOMER",
     "SHOP_DOMAIN",
     "TOOL_NAMES",

@@ -34,6 +34,15 @@ that turn; the attacker plants the same ones on every message of a match. Malfor
 planted secrets fail the task as invalid input. The ``guarded`` profile's output guard
 blocks a reply holding one of them, as it blocks the phrase.
 
+The ``support-desk`` profiles act (:mod:`arena_defender.support_desk_agent`): a turn is a
+tool loop over the conversation's back office (:mod:`arena_core.shop_store`), made on the
+conversation's first message with the documents that message plants (the planted-documents
+extension, :mod:`arena_core.planted_documents`). ``metadata.arena.toolCalls`` counts the
+turn's calls; with ``tool_call_parts`` the task also gets a ``tool-calls`` artifact holding
+each call's record (:mod:`arena_core.tool_call_parts`), before the reply. The history keeps
+the customer's message and the reply, not the tool exchanges; the back office keeps what the
+tools did.
+
 What the guard replaced is gone: the history keeps the safe sentence that
 was sent, not the model's leaked reply. The client never saw the leak, and a
 model that finds its own leak in the history is primed to say it again.
@@ -55,17 +64,26 @@ from opentelemetry.trace import Span
 from arena_core.a2a.task_opening import open_task
 from arena_core.conversation_store import ConversationStore
 from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.llm import Message as ChatMessage
+from arena_core.llm import TokenUsage
+from arena_core.planted_documents import read_planted_documents
 from arena_core.planted_secrets import read_planted_secrets
+from arena_core.shop_store import ShopStore
+from arena_core.support_desk import ToolCallRecord, fresh_state
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import tracer
-from arena_defender.defender_model import DefenderModel
+from arena_core.tool_call_parts import TOOL_CALLS_ARTIFACT, TOOL_CALLS_EXTENSION, tool_call_parts
+from arena_defender.defender_model import DefenderModel, tool_runner
 from arena_defender.deployment import with_deployment
 from arena_defender.output_guard import OutputGuard
+from arena_defender.support_desk_agent import DeskSession, customer_texts
 
 logger = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 32_000
 REPLY_ARTIFACT = "reply"
+OUT_OF_STEPS_REPLY = "Sorry, I could not finish that request. Could you put it another way?"
+"""The support desk's reply when the model was still calling tools at the turn's last step."""
 
 TurnMode = Literal["complete", "input-required"]
 
@@ -93,7 +111,10 @@ class DefenderExecutor(AgentExecutor):
 
     ``guard``, when given, checks every reply before it is sent or stored;
     ``profile`` is reported in each reply's metadata; ``turn_mode`` says how
-    each turn's task ends (the module docstring).
+    each turn's task ends (the module docstring). ``shops`` makes it a support desk: each
+    turn runs the desk's tools over the conversation's back office kept there
+    (``desk_hardened``: with the hardened profile's guard), for at most ``max_tool_steps``
+    model calls; ``tool_call_parts`` adds the record of the calls to the task.
     """
 
     def __init__(
@@ -107,6 +128,10 @@ class DefenderExecutor(AgentExecutor):
         profile: str = "custom",
         guard: OutputGuard | None = None,
         turn_mode: TurnMode = "complete",
+        shops: ShopStore | None = None,
+        desk_hardened: bool = False,
+        max_tool_steps: int = 6,
+        tool_call_parts: bool = False,
     ) -> None:
         self._model = model
         self._conversations = conversations
@@ -117,6 +142,10 @@ class DefenderExecutor(AgentExecutor):
         self._profile = profile
         self._guard = guard
         self._turn_mode = turn_mode
+        self._shops = shops
+        self._desk_hardened = desk_hardened
+        self._max_tool_steps = max_tool_steps
+        self._tool_call_parts = tool_call_parts
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         opened = await open_task(context, event_queue)
@@ -132,11 +161,13 @@ class DefenderExecutor(AgentExecutor):
                 _agent_text(updater, f"The message is longer than {MAX_INPUT_CHARS} characters.")
             )
             return
+        metadata = MessageToDict(message.metadata) if message.metadata else None
         try:
-            secrets = read_planted_secrets(MessageToDict(message.metadata) if message.metadata else None)
+            secrets = read_planted_secrets(metadata)
+            documents = read_planted_documents(metadata) if self._shops is not None else None
         except InvalidInputError as exc:
             await updater.failed(
-                _agent_text(updater, f"The message's planted secrets are invalid: {exc.message}")
+                _agent_text(updater, f"The message's planted content is invalid: {exc.message}")
             )
             return
         system = self._system
@@ -154,7 +185,7 @@ class DefenderExecutor(AgentExecutor):
                 attrs.ARENA_PROFILE: self._profile,
             },
         ) as span:
-            await self._answer(updater, updater.context_id, text, span, system, secrets or {})
+            await self._answer(updater, updater.context_id, text, span, system, secrets or {}, documents)
 
     async def _answer(
         self,
@@ -164,17 +195,23 @@ class DefenderExecutor(AgentExecutor):
         span: Span,
         system: dict[str, str],
         secrets: dict[str, str],
+        documents: dict[str, str] | None,
     ) -> None:
         user = {"role": "user", "content": text}
         guard_reason: str | None = None
+        records: list[ToolCallRecord] = []
         try:
             history = await self._conversations.load(context_id)
-            reply = await self._model.complete(
-                [system, *history, user],
-                temperature=self._temperature,
-                max_tokens=self._max_tokens,
-            )
-            said = reply.content
+            messages = [system, *history, user]
+            if self._shops is None:
+                reply = await self._model.complete(
+                    messages, temperature=self._temperature, max_tokens=self._max_tokens
+                )
+                said, model_id, usage = reply.content, reply.model_id, reply.usage
+            else:
+                said, model_id, usage = await self._desk_turn(
+                    self._shops, context_id, messages, history, text, documents, records
+                )
             if self._guard is not None:
                 decision = self._guard.check(said, secrets)
                 if not decision.allowed:
@@ -185,22 +222,26 @@ class DefenderExecutor(AgentExecutor):
             # Model or shared-state failures: say which; the conversation stays usable.
             logger.warning("defender turn failed: %s", exc.message)
             span.set_attribute(attrs.ARENA_ERROR_KIND, exc.kind)
+            await self._report_calls(updater, records)  # what the tools did before the failure
             await updater.failed(
                 _agent_text(updater, f"The defender could not answer: {exc.message}", exc.kind)
             )
             return
         arena: dict[str, object] = {
-            "model": reply.model_id,
+            "model": model_id,
             "usage": {
-                "promptTokens": reply.usage.prompt_tokens,
-                "completionTokens": reply.usage.completion_tokens,
+                "promptTokens": usage.prompt_tokens,
+                "completionTokens": usage.completion_tokens,
             },
             "profile": self._profile,
         }
+        if self._shops is not None:
+            arena["toolCalls"] = len(records)
         if guard_reason is not None:
             arena["guard"] = guard_reason
             span.set_attribute(attrs.ARENA_GUARD, guard_reason)
         answer = updater.new_agent_message(parts=[Part(text=said)], metadata={"arena": arena})
+        await self._report_calls(updater, records)
         if self._turn_mode == "input-required":
             await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=answer)
             return
@@ -208,6 +249,45 @@ class DefenderExecutor(AgentExecutor):
         # from the status message: give both the same text.
         await updater.add_artifact([Part(text=said)], name=REPLY_ARTIFACT)
         await updater.complete(message=answer)
+
+    async def _report_calls(self, updater: TaskUpdater, records: list[ToolCallRecord]) -> None:
+        if self._tool_call_parts and records:
+            await updater.add_artifact(
+                tool_call_parts(records), name=TOOL_CALLS_ARTIFACT, extensions=[TOOL_CALLS_EXTENSION]
+            )
+
+    async def _desk_turn(
+        self,
+        shops: ShopStore,
+        context_id: str,
+        messages: list[ChatMessage],
+        history: list[ChatMessage],
+        text: str,
+        documents: dict[str, str] | None,
+        records: list[ToolCallRecord],
+    ) -> tuple[str, str, TokenUsage]:
+        """One support-desk turn; fills ``records`` with its calls, also when the model fails
+        half way (what the tools did is saved either way)."""
+        state = await shops.load(context_id)
+        new = state is None
+        if state is None:
+            state = fresh_state(documents)
+        session = DeskSession(
+            state, hardened=self._desk_hardened, customer_texts=customer_texts(history, text)
+        )
+        try:
+            turn = await tool_runner(self._model).run_tools(
+                messages,
+                session.tools(),
+                temperature=self._temperature,
+                max_tokens=self._max_tokens,
+                max_steps=self._max_tool_steps,
+            )
+        finally:
+            records.extend(session.records)
+            if new or session.changed:
+                await shops.save(context_id, state)
+        return turn.text or OUT_OF_STEPS_REPLY, turn.model_id, turn.usage
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = context.task_id, context.context_id

@@ -12,6 +12,14 @@ Rules, first match wins:
    with its ``reply``, in which ``{last}`` is the last message's text and
    ``{n}`` the number of user messages. Tests use rules to make the scripted
    model speak a strategy's or judge's JSON, or to play a chosen part.
+   A rule with ``calls`` acts first (a model that does one thing and says
+   another): when the request offers tools, its k-th model call since the last
+   user message makes the rule's k-th call, and once every call is made it
+   answers ``reply``. Such a rule matches the system message or the last *user*
+   message (the last message is a tool result half way). A string argument
+   may hold ``{result:REGEX}``: the first match of REGEX (its group 1 if it
+   has one) in the tool results since the last user message, or '' (a model
+   that follows what a tool told it).
 1. The request offers tools and the last message is not from the assistant:
    call the first tool once, with arguments built from its JSON schema. If the
    last message is a tool result containing ``[[stop]]``, answer ``"done"``
@@ -30,6 +38,7 @@ Token counts are whitespace-separated word counts, so usage is deterministic.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -63,11 +72,21 @@ _QUOTES: Final = "\"'`\u201c\u201d\u2018\u2019"
 
 
 @dataclass(frozen=True, slots=True)
+class ScriptedCall:
+    """A tool call a rule makes: the tool's name and its arguments (see ``{result:REGEX}``)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedRule:
-    """When ``pattern`` (a regex, searched case-insensitively) matches, answer ``reply``."""
+    """When ``pattern`` (a regex, searched case-insensitively) matches, make ``calls`` (one per
+    model call, when tools are offered), then answer ``reply``."""
 
     pattern: str
     reply: str
+    calls: tuple[ScriptedCall, ...] = ()
 
     def compiled(self) -> re.Pattern[str]:
         """The compiled pattern; raises ConfigError when it is not a valid regex."""
@@ -77,19 +96,44 @@ class ScriptedRule:
             raise ConfigError(f"scripted rule pattern {self.pattern!r} is not a valid regex: {exc}") from exc
 
 
+_RULES_SHAPE: Final = (
+    'a JSON list of {"pattern": str, "reply": str} objects, each with optional '
+    '"calls": [{"name": str, "arguments": {...}}, ...]'
+)
+
+
+def _calls(value: Any) -> tuple[ScriptedCall, ...] | None:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("arguments", {}), dict)
+        for c in value
+    ):
+        return None
+    return tuple(ScriptedCall(c["name"], dict(c.get("arguments", {}))) for c in value)
+
+
 def load_rules(path: str) -> tuple[ScriptedRule, ...]:
-    """Read rules from a JSON file: ``[{"pattern": "...", "reply": "..."}, ...]``."""
+    """Read rules from a JSON file (:data:`_RULES_SHAPE`)."""
     try:
         with open(path, encoding="utf-8") as handle:
             raw = json.load(handle)
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read scripted rules from {path}: {exc}") from exc
-    if not isinstance(raw, list) or not all(
-        isinstance(item, dict) and isinstance(item.get("pattern"), str) and isinstance(item.get("reply"), str)
-        for item in raw
-    ):
-        raise ConfigError(f'{path} must hold a JSON list of {{"pattern": str, "reply": str}} objects')
-    return tuple(ScriptedRule(item["pattern"], item["reply"]) for item in raw)
+    if not isinstance(raw, list):
+        raise ConfigError(f"{path} must hold {_RULES_SHAPE}")
+    rules: list[ScriptedRule] = []
+    for position, item in enumerate(raw, start=1):
+        calls = _calls(item.get("calls")) if isinstance(item, dict) else None
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("pattern"), str)
+            or not isinstance(item.get("reply"), str)
+            or calls is None
+        ):
+            raise ConfigError(f"{path}: rule {position} is not valid; the file must hold {_RULES_SHAPE}")
+        rules.append(ScriptedRule(item["pattern"], item["reply"], calls))
+    return tuple(rules)
 
 
 class ScriptedEngine(ChatEngine):
@@ -120,7 +164,7 @@ class ScriptedEngine(ChatEngine):
         self._mode = cast(ScriptedMode, mode)
         self._latency_s = latency_ms / 1000.0
         self._tool_text = tool_text
-        self._rules = [(rule.compiled(), rule.reply) for rule in rules]
+        self._rules = [(rule.compiled(), rule) for rule in rules]
 
     @property
     def name(self) -> str:
@@ -152,10 +196,12 @@ class ScriptedEngine(ChatEngine):
         messages = request.messages
         prompt_tokens = sum(_word_count(message.text()) for message in messages)
         last = messages[-1]
-        ruled = self._ruled_reply(messages)
+        tools = request.offered_tools()
+        ruled = self._ruled_reply(messages, acting=bool(tools))
+        if isinstance(ruled, ChatResult):
+            return dataclasses.replace(ruled, prompt_tokens=prompt_tokens)
         if ruled is not None:
             return _text_result(ruled, prompt_tokens)
-        tools = request.offered_tools()
         if tools and last.role != "assistant":
             if last.role == "tool" and STOP_MARKER in last.text():
                 return _text_result("done", prompt_tokens)
@@ -169,15 +215,26 @@ class ScriptedEngine(ChatEngine):
             )
         return _text_result(self._text_reply(messages), prompt_tokens)
 
-    def _ruled_reply(self, messages: list[ChatMessage]) -> str | None:
+    def _ruled_reply(self, messages: list[ChatMessage], *, acting: bool) -> str | ChatResult | None:
         if not self._rules:
             return None
         last = messages[-1].text()
         system = "\n".join(m.text() for m in messages if m.role == "system")
         users = sum(1 for m in messages if m.role == "user")
-        for pattern, reply in self._rules:
-            if pattern.search(system) or pattern.search(last):
-                return reply.replace("{last}", last).replace("{n}", str(users))
+        last_user_at = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+        last_user = messages[last_user_at].text() if last_user_at >= 0 else ""
+        for pattern, rule in self._rules:
+            if rule.calls:
+                if not (pattern.search(system) or pattern.search(last_user)):
+                    continue
+                since = messages[last_user_at + 1 :]
+                made = sum(1 for m in since if m.role == "assistant" and m.tool_calls)
+                if acting and made < len(rule.calls):
+                    results = "\n".join(m.text() for m in since if m.role == "tool")
+                    return _call_result(rule.calls[made], made + 1, results)
+            elif not (pattern.search(system) or pattern.search(last)):
+                continue
+            return rule.reply.replace("{last}", last).replace("{n}", str(users))
         return None
 
     def _tool_call(self, tool: Tool, messages: list[ChatMessage]) -> ToolCall:
@@ -263,6 +320,40 @@ def _properties(schema: dict[str, Any]) -> dict[str, Any]:
     return {key: properties[key] for key in [*required, *optional]}
 
 
+_RESULT_REF: Final = re.compile(r"\{result:(.+?)\}(?!\})")
+
+
+def _filled(value: Any, results: str) -> Any:
+    """``value`` with each ``{result:REGEX}`` replaced by what REGEX finds in ``results``."""
+    if isinstance(value, str):
+
+        def found(match: re.Match[str]) -> str:
+            hit = re.search(match.group(1), results)
+            if hit is None:
+                return ""
+            return hit.group(1) if hit.re.groups else hit.group(0)
+
+        return _RESULT_REF.sub(found, value)
+    if isinstance(value, dict):
+        return {key: _filled(item, results) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_filled(item, results) for item in value]
+    return value
+
+
+def _call_result(call: ScriptedCall, number: int, results: str) -> ChatResult:
+    arguments = json.dumps(_filled(call.arguments, results))
+    return ChatResult(
+        content=None,
+        finish_reason="tool_calls",
+        prompt_tokens=0,
+        completion_tokens=_word_count(call.name) + _word_count(arguments),
+        tool_calls=(
+            ToolCall(id=f"call_{number}", function=FunctionCall(name=call.name, arguments=arguments)),
+        ),
+    )
+
+
 def _word_count(text: str) -> int:
     return len(text.split())
 
@@ -282,6 +373,9 @@ __all__ = [
     "SCRIPTED_MODEL_ID",
     "SCRIPTED_MODES",
     "STOP_MARKER",
+    "ScriptedCall",
     "ScriptedEngine",
     "ScriptedMode",
+    "ScriptedRule",
+    "load_rules",
 ]

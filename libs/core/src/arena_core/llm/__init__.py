@@ -7,6 +7,7 @@ from arena_core.llm.agent_loop import (
     Tool,
     ToolHandler,
     ToolResult,
+    current_tool_call_id,
 )
 from arena_core.llm.chat_model import (
     ChatModel,
@@ -32,4 +33,5 @@ __all__ = [
     "ToolHandler",
     "ToolResult",
     "call_with_retries",
+    "current_tool_call_id",
 ]

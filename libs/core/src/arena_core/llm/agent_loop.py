@@ -5,12 +5,16 @@ repeats until the model answers without tool calls, a tool asks to stop, or
 ``max_steps`` model calls have been made. Tool failures never escape: the
 error text is returned to the model as the tool result, so it can correct
 itself. Unknown tools and malformed arguments are reported the same way.
+
+A handler that records what it did can read the id the model gave the call with
+:func:`current_tool_call_id` while it runs.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,6 +36,14 @@ class ToolResult:
 
 
 ToolHandler = Callable[[Mapping[str, Any]], Awaitable[ToolResult]]
+
+_CALL_ID: ContextVar[str] = ContextVar("arena_tool_call_id", default="")
+
+
+def current_tool_call_id() -> str:
+    """The id of the tool call whose handler is running ('' outside a handler, or when the
+    model gave none)."""
+    return _CALL_ID.get()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +171,7 @@ class AgentLoop:
             return ToolResult(f"error: arguments are not valid JSON ({exc.msg})"), True
         if not isinstance(arguments, dict):
             return ToolResult("error: arguments must be a JSON object"), True
+        token = _CALL_ID.set(call.id or "")
         try:
             return await tool.handler(arguments), False
         except ToolInputError as exc:
@@ -168,6 +181,16 @@ class AgentLoop:
             raise exc
         except Exception as exc:  # noqa: BLE001 - the model gets to see tool bugs
             return ToolResult(f"error: tool '{call.name}' failed: {type(exc).__name__}: {exc}"), True
+        finally:
+            _CALL_ID.reset(token)
 
 
-__all__ = ["AgentLoop", "AgentRun", "StopReason", "Tool", "ToolHandler", "ToolResult"]
+__all__ = [
+    "AgentLoop",
+    "AgentRun",
+    "StopReason",
+    "Tool",
+    "ToolHandler",
+    "ToolResult",
+    "current_tool_call_id",
+]

@@ -11,6 +11,7 @@ from arena_core.redis_state.connection import (
 )
 from arena_core.redis_state.keys import PREFIX, RedisKeys
 from arena_core.redis_state.redis_conversation_store import RedisConversationStore
+from arena_core.redis_state.redis_shop_store import RedisShopStore
 from arena_core.redis_state.redis_task_event_stream import RedisTaskEventStream
 from arena_core.redis_state.redis_task_store import RedisTaskStore
 
@@ -20,6 +21,7 @@ __all__ = [
     "RedisConfig",
     "RedisConversationStore",
     "RedisKeys",
+    "RedisShopStore",
     "RedisTaskEventStream",
     "RedisTaskStore",
     "redacted",

@@ -15,6 +15,8 @@ key                                        type    content
 ``arena:[ns:]owner:{owner}:expiry``        zset    task ids by expiry time (ms), to prune the indexes
 ``arena:[ns:]conv:{ctx}``                  list    conversation history, JSON ``{"role", "content"}``
 ``arena:[ns:]conv:{ctx}:bytes``            string  byte count of that list
+``arena:[ns:]shop:{ctx}``                  string  the support desk's back office of one conversation
+                                                   (ShopState JSON, ``support-desk`` profiles)
 ``arena:[ns:]orch:queue``                  stream  queued matches: ``c`` campaign id, ``i`` match index,
                                                    ``t`` trace context (JSON); consumer group
                                                    ``arena-orchestrators``
@@ -88,6 +90,10 @@ class RedisKeys:
     def conversation_bytes(self, context_id: str) -> str:
         """The byte counter of one conversation's history."""
         return f"{self.conversation(context_id)}:bytes"
+
+    def shop_state(self, context_id: str) -> str:
+        """The support desk's back office of one conversation (JSON)."""
+        return f"{self.base}shop:{_escape(context_id)}"
 
     # --- orchestrator -------------------------------------------------------------
 

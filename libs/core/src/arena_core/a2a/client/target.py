@@ -176,6 +176,7 @@ class A2ATarget:
             state=reply.state,
             open=reply.open,
             metadata=self._credentials.redact_json(reply.metadata),
+            actions=reply.actions,
         )
 
     async def _last_event(

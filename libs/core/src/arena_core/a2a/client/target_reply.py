@@ -3,6 +3,8 @@
 Agents end a turn with a bare Message or with a Task; a task's answer may be its status
 message, its artifacts, or only its history. :func:`reply_from` reads all of them into one
 :class:`TargetReply`, reporting an open task's artifacts once (in the turn that brought them).
+A tool-calls artifact (:mod:`arena_core.tool_call_parts`) is not text the agent said: its
+records go to :attr:`TargetReply.actions`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from a2a.types.a2a_pb2 import Role, StreamResponse, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from arena_core.errors import TargetProtocolError
+from arena_core.support_desk import ToolCallRecord
+from arena_core.tool_call_parts import is_tool_calls_artifact, records_in_artifact
 
 _OPEN_STATES = frozenset(
     {
@@ -46,7 +50,8 @@ class TargetReply:
     not repeated), or failing both the task's last agent message. ``state`` is the task state
     name (``input-required``, ``completed``, ``failed``, ...) or ``message`` when the agent
     answered with a bare Message. ``open`` tells whether the task accepts a follow-up with
-    its taskId.
+    its taskId. ``actions`` are the tool calls the agent reported in this turn's tool-calls
+    artifacts (none when it reports none).
     """
 
     text: str
@@ -55,6 +60,7 @@ class TargetReply:
     state: str
     open: bool
     metadata: dict[str, Any]
+    actions: tuple[ToolCallRecord, ...] = ()
 
 
 def _text_of(parts: Any) -> str:
@@ -64,7 +70,8 @@ def _text_of(parts: Any) -> str:
         if kind == "text":
             chunks.append(part.text)
         elif kind == "data":
-            chunks.append(json.dumps(MessageToDict(part.data), separators=(",", ":")))
+            # Sorted: a Struct's map order can change between two reads of one task.
+            chunks.append(json.dumps(MessageToDict(part.data), separators=(",", ":"), sort_keys=True))
     return "\n".join(chunks)
 
 
@@ -108,12 +115,16 @@ def _reply_from_task(task: Task, reported: frozenset[str]) -> tuple[TargetReply,
         if status.message.HasField("metadata"):
             metadata = MessageToDict(status.message.metadata)
     seen = set(reported)
+    actions: list[ToolCallRecord] = []
     for artifact in task.artifacts:
         artifact_text = _text_of(artifact.parts)
         key = _artifact_key(artifact.artifact_id, artifact_text)
         if key in seen:
             continue
         seen.add(key)
+        if is_tool_calls_artifact(artifact):
+            actions.extend(records_in_artifact(artifact))
+            continue
         if artifact_text and artifact_text not in chunks:
             chunks.append(artifact_text)
     text = "\n".join(chunks)
@@ -129,6 +140,7 @@ def _reply_from_task(task: Task, reported: frozenset[str]) -> tuple[TargetReply,
         state=_STATE_NAMES.get(status.state, "unknown"),
         open=status.state in _OPEN_STATES,
         metadata=metadata,
+        actions=tuple(actions),
     )
     return reply, frozenset(seen)
 
