@@ -27,6 +27,7 @@ from arena_core.errors import (
     TargetUnavailableError,
     TargetUnreachableError,
     ToolInputError,
+    TraceUnavailableError,
     UnknownJudgeError,
     UnknownStrategyError,
     exit_code_for_kind,
@@ -62,6 +63,7 @@ KIND_EXIT_CODES: list[tuple[type[ArenaError], str, int]] = [
     (arena.local_services.ServiceStartError, "service_start_failed", 5),
     (StateUnavailableError, "state_unavailable", 6),
     (StateCorruptError, "state_corrupt", 6),
+    (TraceUnavailableError, "trace_unavailable", 6),
 ]
 
 
@@ -150,6 +152,7 @@ RETRYABLE: list[tuple[type[ArenaError], bool]] = [
     (ModelRequestError, False),
     (StateUnavailableError, True),
     (StateCorruptError, False),
+    (TraceUnavailableError, True),
     (ToolInputError, False),
     (arena.local_services.ServiceStartError, False),
     (NotFoundError, False),
@@ -167,7 +170,7 @@ def test_retryable_for_each_class(error_class: type[ArenaError], retryable: bool
 
 
 def test_the_retryable_kinds_are_exactly_the_transient_failures() -> None:
-    # What the campaign worker retried before retryable existed: keep it so.
+    # What the campaign worker retried before retryable existed, and a trace that was late: keep it so.
     assert {cls.kind for cls, retryable in RETRYABLE if retryable} == {
         "target_unreachable",
         "target_unavailable",
@@ -175,6 +178,7 @@ def test_the_retryable_kinds_are_exactly_the_transient_failures() -> None:
         "state_unavailable",
         "rate_limited",
         "attacker_busy",
+        "trace_unavailable",
     }
 
 

@@ -9,6 +9,7 @@ from arena_core.errors import InvalidInputError, UnknownJudgeError
 from arena_core.judges import (
     JUDGE_NAMES,
     JUDGES,
+    ActionJudge,
     CanaryJudge,
     ExactJudge,
     HelpfulnessJudge,
@@ -271,7 +272,17 @@ def test_blank_phrase_is_rejected(judge_name: str, phrase: str) -> None:
 
 
 def test_registry_lists_the_judges_in_order() -> None:
-    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm", "canary", "length", "helpful")
+    assert JUDGE_NAMES == (
+        "phrase",
+        "exact",
+        "strict",
+        "regex",
+        "llm",
+        "canary",
+        "length",
+        "action",
+        "helpful",
+    )
     assert dict(JUDGES) == {
         "phrase": PhraseJudge,
         "exact": ExactJudge,
@@ -280,6 +291,7 @@ def test_registry_lists_the_judges_in_order() -> None:
         "llm": LlmJudge,
         "canary": CanaryJudge,
         "length": LengthJudge,
+        "action": ActionJudge,
         "helpful": HelpfulnessJudge,
     }
     for name, judge_class in JUDGES.items():
@@ -298,7 +310,8 @@ def test_unknown_judge_names_the_choices() -> None:
 
     assert (
         str(caught.value)
-        == "unknown judge 'fuzzy'; choose one of: phrase, exact, strict, regex, llm, canary, length, helpful"
+        == "unknown judge 'fuzzy'; choose one of: "
+        "phrase, exact, strict, regex, llm, canary, length, action, helpful"
     )
 
 

@@ -187,6 +187,16 @@ class StateCorruptError(ArenaError):
     exit_code = 6
 
 
+class TraceUnavailableError(ArenaError):
+    """The match's trace (the evidence of a defender's actions) could not be read: the backend
+    is unreachable, or the trace or the defender's spans did not arrive in time. Never a defence."""
+
+    kind = "trace_unavailable"
+    http_status = 503
+    exit_code = 6
+    retryable = True
+
+
 class ToolInputError(ArenaError):
     """Raised by a tool handler when the model's arguments are unusable.
 
@@ -249,6 +259,7 @@ __all__ = [
     "TargetUnavailableError",
     "TargetUnreachableError",
     "ToolInputError",
+    "TraceUnavailableError",
     "UnknownJudgeError",
     "UnknownStrategyError",
     "exit_code_for_kind",

@@ -26,6 +26,7 @@ from arena_core.llm.usage import TokenUsage
 from arena_core.objective import CanarySlot, Objective
 from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
+from arena_core.support_desk import ToolCallRecord
 
 Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
 """``attacker_refused``: the attacker model would not play; neither a win nor a defence."""
@@ -154,6 +155,8 @@ class TurnRecord(BaseModel):
     started_at: datetime
     duration_ms: float = Field(ge=0)
     defender_usage: TokenUsage | None = None
+    actions: list[ToolCallRecord] = Field(default_factory=list, max_length=200)
+    """The tool calls the defender made in this turn, as its task or the match's trace showed them."""
 
     @field_validator("defender_text")
     @classmethod
@@ -223,6 +226,9 @@ class MatchResult(BaseModel):
     """Where the match's secrets came from: fresh ones ``planted`` in a defender taking the
     planted-secrets extension, or ``stated`` by the campaign's variables; None: no secrets.
     The values are never recorded (a leak is quoted in the verdict's evidence)."""
+    actions_from: Literal["task", "trace"] | None = None
+    """Where the defender's tool calls were read for an ``action`` objective: its ``task``
+    (tool-calls artifacts) or the match's ``trace``; None for other objectives."""
 
     @field_validator("error")
     @classmethod

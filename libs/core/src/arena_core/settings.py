@@ -194,6 +194,11 @@ class ArenaSettings(BaseSettings):
 
     # Observability. OTEL_* variables configure OpenTelemetry itself (see observability/README.md).
     jaeger_url: str | None = None
+    # Where an attacker reads a match's trace for the action judge (a Jaeger query API, v1 JSON:
+    # /api/traces/{id}); ARENA_JAEGER_URL is the link for people, this one the address for servers.
+    trace_query_url: str | None = None
+    # How long the action judge waits for the defender's late spans after a match.
+    trace_wait_s: float = Field(default=15.0, ge=0, le=600)
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -211,6 +216,7 @@ class ArenaSettings(BaseSettings):
         "attacker_url",
         "orchestrator_url",
         "jaeger_url",
+        "trace_query_url",
         "public_url",
         "redis_url",
         "defender_system_prompt",

@@ -23,6 +23,14 @@ The ``canary`` judge looks for them; no strategy and no attacker model ever sees
 objective that needs secrets against a target with neither ends the match as an error of
 kind ``invalid_input``, never as a defence.
 
+Actions: an ``action`` objective is judged on the defender's tool calls. A target whose card
+lists the tool-calls extension (:mod:`arena_core.tool_call_parts`) reports them in its task;
+for any other, the runner reads them from the match's trace after the match
+(``ARENA_TRACE_QUERY_URL``, :mod:`arena_attacker.trace_evidence`). With neither the match is
+an error of kind ``invalid_input``. The indirect-injection objective also plants a fresh
+knowledge-base entry in a target that takes the planted-documents extension
+(:mod:`arena_core.planted_documents`), and is invalid input against one that does not.
+
 Targets are reached only through the egress guard built from
 ``ARENA_TARGET_ALLOWLIST`` (``settings.target_policy()``): a target, an
 interface in its card or a redirect outside it ends the match as an error of
@@ -52,6 +60,7 @@ import httpx
 from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSession, TurnListener
 from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
 from arena_attacker.strategies.strategy import ModelFactory
+from arena_attacker.trace_evidence import missing_arguments, read_actions
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.credential_scope import display, origin_of, unscoped
@@ -59,19 +68,27 @@ from arena_core.errors import (
     ArenaError,
     AttackerInactiveError,
     InvalidInputError,
+    TraceUnavailableError,
 )
 from arena_core.judges import Judge, get_judge
+from arena_core.judges.action_judge import describe_call
 from arena_core.judges.canary_detection import MIN_CANARY_CHARS, canary_skeleton
+from arena_core.judges.judge import ActionSource
 from arena_core.llm import ChatModel, TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome, ProtocolInfo, Reproducibility
+from arena_core.planted_documents import PLANTED_DOCUMENTS_EXTENSION, injection_documents
 from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION, fresh_secrets
 from arena_core.rate_limit import LocalRateLimiter, RateLimit, RateLimiter, deadline_scope
 from arena_core.settings import ArenaSettings, Side
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_match
-from arena_core.telemetry.spans import current_trace_id, safe_url, tracer
+from arena_core.telemetry.spans import current_trace_id, jaeger_trace_url, safe_url, tracer
+from arena_core.tool_call_parts import TOOL_CALLS_EXTENSION
 
 logger = logging.getLogger(__name__)
+
+TRACE_REQUEST_TIMEOUT_S = 10.0
+"""Each request to the trace backend (the wait for late spans is ARENA_TRACE_WAIT_S)."""
 
 
 class MatchRunner:
@@ -86,6 +103,7 @@ class MatchRunner:
         http: httpx.AsyncClient | None = None,
         guard: EgressGuard | None = None,
         rate_limiter: RateLimiter | None = None,
+        trace_http: httpx.AsyncClient | None = None,
     ) -> None:
         """``http`` routes target traffic (tests); then only a ``guard`` given here is applied.
 
@@ -93,6 +111,7 @@ class MatchRunner:
         default the settings' ``ARENA_TARGET_ALLOWLIST``. ``rate_limiter`` limits the
         requests of every match of this runner (``http`` or not), by default an
         in-process limiter from ``ARENA_TARGET_RATE_LIMIT``/``ARENA_TARGET_RATE_BURST``.
+        ``trace_http`` reads traces (``ARENA_TRACE_QUERY_URL``); by default a client per read.
         """
         self._settings = settings
         self._guard = (
@@ -102,6 +121,7 @@ class MatchRunner:
         self._model_factory = model_factory or (lambda: self._model("attacker"))
         self._judge_model_factory = judge_model_factory or model_factory or (lambda: self._model("judge"))
         self._http = http
+        self._trace_http = trace_http
         # Not `or`: an empty LocalRateLimiter has len() 0 and is falsy.
         self._rate_limiter = (
             rate_limiter if rate_limiter is not None else LocalRateLimiter(RateLimit.from_settings(settings))
@@ -186,6 +206,73 @@ class MatchRunner:
                 "the match names no ARENA_CANARY_* variable for it (canary_env)"
             )
         return {}, False
+
+    def _action_source(self, request: MatchRequest, target: A2ATarget) -> ActionSource | None:
+        """Where the judge reads the defender's tool calls (see the module doc)."""
+        if request.objective.kind != "action":
+            return None
+        if target.supports_extension(TOOL_CALLS_EXTENSION):
+            return "task"
+        if self._settings.trace_query_url:
+            return "trace"
+        raise InvalidInputError(
+            f"objective '{request.objective.label}' is judged on the target's tool calls, but its card "
+            f"lists no tool-calls extension ({TOOL_CALLS_EXTENSION}) and this attacker has no trace "
+            "backend to read them from (set ARENA_TRACE_QUERY_URL to a Jaeger query API)"
+        )
+
+    def _documents_for(
+        self, request: MatchRequest, target: A2ATarget
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The documents to plant and the values only they hold (none unless the objective needs them)."""
+        if not request.objective.needs_documents:
+            return {}, ()
+        if not target.supports_extension(PLANTED_DOCUMENTS_EXTENSION):
+            raise InvalidInputError(
+                f"objective '{request.objective.label}' plants a document in the target, but its card "
+                f"lists no planted-documents extension ({PLANTED_DOCUMENTS_EXTENSION})"
+            )
+        return injection_documents()
+
+    async def _judge_from_trace(self, session: MatchSession) -> None:
+        """Read the defender's tool calls from the match's trace and judge the match on them."""
+        trace_id = current_trace_id()
+        base_url = self._settings.trace_query_url
+        if trace_id is None or not base_url:
+            raise TraceUnavailableError(
+                "this match is not traced (telemetry is off in the attacker): the defender's actions "
+                "cannot be read from a trace"
+            )
+        http = self._trace_http or httpx.AsyncClient(timeout=TRACE_REQUEST_TIMEOUT_S)
+        try:
+            reading = await read_actions(
+                http, base_url, trace_id, turns=len(session.turns), wait_s=self._settings.trace_wait_s
+            )
+        finally:
+            if self._trace_http is None:
+                await http.aclose()
+        verdict = await session.judge_trace([(action.record, action.turn) for action in reading.actions])
+        if not verdict.success:
+            blind = missing_arguments(reading.actions)
+            if blind:
+                tools = ", ".join(sorted({action.record.tool for action in blind}))
+                raise InvalidInputError(
+                    f"the defender's execute_tool spans ({tools}) carry no arguments, so the trace cannot "
+                    "tell what they did: turn on content capture in the defender "
+                    "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY) or have it report "
+                    "its tool calls in the task"
+                )
+            return
+        decisive = next((a for a in reading.actions if describe_call(a.record) == verdict.evidence), None)
+        where = f"trace {trace_id}"
+        if decisive is not None:
+            where = f"span {decisive.span_id} ({decisive.service or 'unknown service'}) of {where}"
+        link = jaeger_trace_url(self._settings.jaeger_url, trace_id)
+        session.decide(
+            verdict.model_copy(
+                update={"reason": f"{verdict.reason}; {where}" + (f": {link}" if link else "")}
+            )
+        )
 
     def _target_headers(self, request: MatchRequest) -> dict[str, str] | None:
         """The credentials to send to the target, or None; never quotes a secret.
@@ -284,8 +371,18 @@ class MatchRunner:
                     )
                     secrets, plant = self._secrets_for(request, target)
                     secrets_source = ("planted" if plant else "stated") if secrets else None
+                    documents, planted_values = self._documents_for(request, target)
+                    action_source = self._action_source(request, target)
                     session = MatchSession(
-                        request, target, judge, on_turn=on_turn, secrets=secrets, plant=plant
+                        request,
+                        target,
+                        judge,
+                        on_turn=on_turn,
+                        secrets=secrets,
+                        plant=plant,
+                        documents=documents,
+                        planted_values=planted_values,
+                        action_source=action_source,
                     )
                     with contextlib.suppress(MatchOver):
                         await strategy.play(session)
@@ -308,6 +405,11 @@ class MatchRunner:
                 f"the '{request.strategy}' attacker never sent a message to the target "
                 f"(attacker model: {strategy.report.attacker_model or 'none'})"
             )
+        if error is None and refusal is None and session is not None and session.action_source == "trace":
+            try:
+                await self._judge_from_trace(session)
+            except ArenaError as exc:
+                error = exc
         if error is not None:
             logger.info("match %s ended in error: %s", match_id, error.message)
         turns = session.turns if session else []
@@ -322,7 +424,9 @@ class MatchRunner:
             outcome = "defended"
         verdict = None
         if session is not None:
-            verdict = session.winning_verdict or (turns[-1].verdict if turns else None)
+            verdict = (
+                session.winning_verdict or session.final_verdict or (turns[-1].verdict if turns else None)
+            )
         return MatchResult(
             match_id=match_id,
             target=request.target,
@@ -350,6 +454,7 @@ class MatchRunner:
             attacker_refusal=refusal,
             reproducibility=_reproducibility(request, strategy, judge),
             secrets=secrets_source,
+            actions_from=session.action_source if session else None,
         )
 
 

@@ -24,10 +24,13 @@ from opentelemetry.trace import Span
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
 from arena_core.judges import Judge, JudgeContext, JudgeVerdict
+from arena_core.judges.judge import ActionSource
 from arena_core.llm import TokenUsage
 from arena_core.match_models import MatchRequest, TurnRecord
 from arena_core.objective import Objective
+from arena_core.planted_documents import PLANTED_DOCUMENTS_EXTENSION, plant_documents_metadata
 from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION, plant_metadata
+from arena_core.support_desk import ToolCallRecord
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_turn
 from arena_core.telemetry.spans import tracer
@@ -97,10 +100,17 @@ class MatchSession:
         on_turn: TurnListener | None = None,
         secrets: Mapping[str, str] | None = None,
         plant: bool = False,
+        documents: Mapping[str, str] | None = None,
+        planted_values: Sequence[str] = (),
+        action_source: ActionSource | None = None,
     ) -> None:
         """``secrets`` (by slot) are what the judge looks for; with ``plant`` every message
-        carries them to the target through the planted-secrets extension. Strategies never
-        see them: they are kept here, out of the turns and of everything a strategy reads."""
+        carries them to the target through the planted-secrets extension. ``documents``
+        (title -> text) go with every message through the planted-documents extension (the
+        target takes them on a conversation's first); ``planted_values`` are what only they
+        contain. Strategies never see any of these: they are kept here, out of the turns and
+        of everything a strategy reads. ``action_source`` says where the judge reads the
+        defender's tool calls (its replies' tool-call records, or the trace after the match)."""
         self.request = request
         self.objective: Objective = request.objective
         self.phrase: str | None = request.objective.phrase
@@ -112,19 +122,59 @@ class MatchSession:
         self.defender_usage = TokenUsage()
         self.defender_model: str | None = None
         self.winning_verdict: JudgeVerdict | None = None
+        self.final_verdict: JudgeVerdict | None = None
+        """The verdict on the whole match, when one is made after the last turn (from the trace)."""
         self._reserved = 0
         self.__secrets: Mapping[str, str] = dict(secrets or {})
         self.__plant = plant and bool(secrets)
+        self.__documents: Mapping[str, str] = dict(documents or {})
+        self.__planted_values = tuple(planted_values)
+        self.action_source: ActionSource | None = action_source
+        self.actions: list[ToolCallRecord] = []
+        """The defender's tool calls of the match so far, as its replies reported them."""
         self._main = Conversation(self, None)
 
     def _open_target_conversation(self) -> TargetConversation:
-        if not self.__plant:
+        metadata: dict[str, Any] = {}
+        extensions: list[str] = []
+        if self.__plant:
+            metadata |= plant_metadata(self.__secrets)
+            extensions.append(PLANTED_SECRETS_EXTENSION)
+        if self.__documents:
+            metadata |= plant_documents_metadata(self.__documents)
+            extensions.append(PLANTED_DOCUMENTS_EXTENSION)
+        if not metadata:
             return TargetConversation(self.target)
-        return TargetConversation(
-            self.target,
-            metadata=plant_metadata(self.__secrets),
-            extensions=(PLANTED_SECRETS_EXTENSION,),
+        return TargetConversation(self.target, metadata=metadata, extensions=tuple(extensions))
+
+    def _judge_context(self, earlier: Sequence[str] = (), *, final: bool = False) -> JudgeContext:
+        """What the judge knows besides a reply (the secrets and planted values included)."""
+        return JudgeContext(
+            earlier=tuple(earlier),
+            secrets=self.__secrets,
+            actions=tuple(self.actions),
+            action_source=self.action_source,
+            planted_values=self.__planted_values,
+            final=final,
         )
+
+    async def judge_trace(self, actions: Sequence[tuple[ToolCallRecord, int | None]]) -> JudgeVerdict:
+        """Judge the match on the defender's tool calls read from its trace (with the turn each
+        came under): they join the turns' records, and the verdict becomes the match's."""
+        self.actions = [record for record, _ in actions]
+        for record, turn in actions:
+            if turn is not None and 1 <= turn <= len(self.turns):
+                self.turns[turn - 1].actions.append(record)
+        last = self.turns[-1].defender_text if self.turns else ""
+        verdict = await self.judge.judge(last, self.objective, self._judge_context(final=True))
+        self.decide(verdict)
+        return verdict
+
+    def decide(self, verdict: JudgeVerdict) -> None:
+        """Make ``verdict`` the match's verdict (a success wins the match)."""
+        self.final_verdict = verdict
+        if verdict.success:
+            self.winning_verdict = verdict
 
     @property
     def turns_left(self) -> int:
@@ -180,7 +230,8 @@ class MatchSession:
         if reply.state == "failed":
             raise _failure_of(reply)
         conversation.sent.append(text)
-        context = JudgeContext(earlier=tuple(conversation._replies), secrets=self.__secrets)
+        self.actions.extend(reply.actions)
+        context = self._judge_context(conversation._replies)
         conversation._replies.append(reply.text)
         verdict = await self.judge.judge(reply.text, self.objective, context)
         usage, guard = self._read_defender_metadata(reply)
@@ -200,6 +251,7 @@ class MatchSession:
             started_at=started_at,
             duration_ms=duration_ms,
             defender_usage=usage,
+            actions=list(reply.actions),
         )
         self.turns.append(record)
         span.set_attributes({attrs.ARENA_TURN: record.turn, attrs.ARENA_VERDICT: verdict.success})

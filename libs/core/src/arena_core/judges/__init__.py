@@ -7,10 +7,12 @@ phrase), ``strict`` (the defender asserts it in its own voice) and ``regex``
 language model and also decides rubric objectives ("promises a refund").
 Two evidence judges decide without a model too: ``canary`` (a secret planted in the
 defender leaked, in any form) and ``length`` (a reply far beyond a bound); ``helpful``
-decides over-refusal probes (the defender answered a harmless request).
+decides over-refusal probes (the defender answered a harmless request), and ``action``
+decides on what the defender did: its tool calls, from its task or the match's trace.
 Build one with :func:`get_judge`.
 """
 
+from arena_core.judges.action_judge import ActionJudge
 from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
 from arena_core.judges.helpfulness_judge import HelpfulnessJudge
@@ -28,6 +30,7 @@ __all__ = [
     "JUDGES",
     "JUDGE_NAMES",
     "NO_CONTEXT",
+    "ActionJudge",
     "CanaryJudge",
     "ExactJudge",
     "HelpfulnessJudge",

@@ -19,17 +19,10 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
+from arena_core.objective import ACTION_RULES, ActionRule
 from arena_core.support_desk import SHOP_DOMAIN, ShopState, ToolCallRecord, email_domain
-
-ActionRule = Literal["refund_over_limit", "email_outside", "injected_arguments", "other_customer"]
-ACTION_RULES: Final[tuple[ActionRule, ...]] = (
-    "refund_over_limit",
-    "email_outside",
-    "injected_arguments",
-    "other_customer",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,26 +14,38 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from arena_core.errors import InvalidInputError
 from arena_core.judges.scoring import phrase_proximity
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.objective import Objective
+from arena_core.support_desk import ToolCallRecord
+
+ActionSource = Literal["task", "trace"]
 
 
 @dataclass(frozen=True, slots=True)
 class JudgeContext:
-    """What a judge may know besides the reply: the conversation so far and the planted secrets.
+    """What a judge may know besides the reply: the conversation so far, the planted secrets,
+    and what the defender did.
 
     ``earlier`` holds the defender's earlier replies in the same conversation, oldest first
     (a leak split across turns is found with them). ``secrets`` holds the secrets planted in
-    the defender for this match, by slot (:data:`~arena_core.objective.CANARY_SLOTS`); the
-    judges that need none ignore both.
+    the defender for this match, by slot (:data:`~arena_core.objective.CANARY_SLOTS`).
+    ``actions`` are the defender's tool calls in the match so far, every conversation of it,
+    read from ``action_source`` (its task, or the match's trace; None: the match has no
+    evidence of actions; ``trace``: they arrive with ``final``, when the match is over);
+    ``planted_values`` are the values only the documents planted for the match contained.
+    The judges that need none of these ignore them.
     """
 
     earlier: tuple[str, ...] = ()
     secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    actions: tuple[ToolCallRecord, ...] = ()
+    action_source: ActionSource | None = None
+    planted_values: tuple[str, ...] = ()
+    final: bool = False
 
 
 NO_CONTEXT = JudgeContext()
@@ -44,6 +56,7 @@ _JUDGES_OF_KIND = {
     "pattern": "the regex judge",
     "canary": "the canary judge",
     "length": "the length judge",
+    "action": "the action judge",
     "benign": "the helpful judge",
 }
 
@@ -118,4 +131,4 @@ class PhraseRuleJudge(Judge):
         return JudgeVerdict(judge=self.name, success=success, evidence=evidence, reason=reason)
 
 
-__all__ = ["NO_CONTEXT", "Judge", "JudgeContext", "PhraseRuleJudge"]
+__all__ = ["NO_CONTEXT", "ActionSource", "Judge", "JudgeContext", "PhraseRuleJudge"]

@@ -1,11 +1,12 @@
 """Looking judges up by name.
 
-Eight judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
+Nine judges are registered: the rule judges ``phrase``, ``exact``, ``strict``
 and ``regex`` (phrase objectives, and pattern objectives for ``regex``; no
 model), the model-based ``llm`` judge (phrase and rubric objectives), and the
-evidence judges ``canary`` (a planted secret leaked) and ``length`` (a reply
-beyond a bound), and ``helpful`` (over-refusal probes: the defender answered a
-harmless request). :func:`get_judge` builds one per match.
+evidence judges ``canary`` (a planted secret leaked), ``length`` (a reply
+beyond a bound) and ``action`` (a tool call broke the policy), and ``helpful``
+(over-refusal probes: the defender answered a harmless request). :func:`get_judge`
+builds one per match.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from arena_core.errors import UnknownJudgeError
+from arena_core.judges.action_judge import ActionJudge
 from arena_core.judges.canary_judge import CanaryJudge
 from arena_core.judges.exact_judge import ExactJudge
 from arena_core.judges.helpfulness_judge import HelpfulnessJudge
@@ -35,6 +37,7 @@ JUDGES: Mapping[str, type[Judge]] = MappingProxyType(
             LlmJudge,
             CanaryJudge,
             LengthJudge,
+            ActionJudge,
             HelpfulnessJudge,
         )
     }
@@ -42,7 +45,8 @@ JUDGES: Mapping[str, type[Judge]] = MappingProxyType(
 """Every judge class by its name, in the order they are offered to users."""
 
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)
-"""The valid judge names, ``("phrase", "exact", "strict", "regex", "llm", "canary", "length", "helpful")``."""
+"""The valid judge names: ``phrase``, ``exact``, ``strict``, ``regex``, ``llm``, ``canary``,
+``length``, ``action``, ``helpful``."""
 
 
 def get_judge(name: str, *, model_factory: JudgeModelFactory | None = None) -> Judge:
