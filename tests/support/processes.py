@@ -107,12 +107,20 @@ def wait_until_ready(
 @contextmanager
 def minimal_agent(*, comply: bool) -> Iterator[str]:
     """Run tests/support/minimal_agent.py as its own process; yield its URL."""
+    with support_agent("support.minimal_agent", MINIMAL_AGENT_MODE="comply" if comply else "refuse") as url:
+        yield url
+
+
+@contextmanager
+def support_agent(module: str, **env: str) -> Iterator[str]:
+    """Run an agent of tests/support (``python -m MODULE PORT``) as its own process with ``env``
+    added to a clean environment; yield its URL once its card answers."""
     port = free_port()
-    env = clean_env(MINIMAL_AGENT_MODE="comply" if comply else "refuse")
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), env.get("PYTHONPATH", "")])
+    full_env = clean_env(**env)
+    full_env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), full_env.get("PYTHONPATH", "")])
     process = subprocess.Popen(
-        [sys.executable, "-m", "support.minimal_agent", str(port)],
-        env=env,
+        [sys.executable, "-m", module, str(port)],
+        env=full_env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

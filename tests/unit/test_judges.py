@@ -309,8 +309,7 @@ def test_unknown_judge_names_the_choices() -> None:
         get_judge("fuzzy")
 
     assert (
-        str(caught.value)
-        == "unknown judge 'fuzzy'; choose one of: "
+        str(caught.value) == "unknown judge 'fuzzy'; choose one of: "
         "phrase, exact, strict, regex, llm, canary, length, action, helpful"
     )
 
