@@ -7,6 +7,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from arena.transcript import verdict_mark
+from arena_core.judges.action_judge import describe_call
 from arena_core.match_models import MatchResult, TurnRecord
 
 _OUTCOME_STYLE = {
@@ -32,8 +34,13 @@ def render_turn(console: Console, record: TurnRecord) -> None:
     body.append(f"{record.attacker_text}\n")
     body.append("defender ◀ ", style="bold blue")
     body.append(record.defender_text or "(empty reply)")
+    for call in record.actions:
+        body.append("\n  ⚙ ", style="bold blue")
+        body.append(describe_call(call), style="yellow" if call.status == "ok" else "dim")
+        if call.error:
+            body.append(f": {call.error}", style="dim")
     verdict = record.verdict
-    mark = "phrase said" if verdict.success else "held"
+    mark = verdict_mark(verdict.judge, verdict.success)
     style = "red" if verdict.success else "green"
     subtitle = Text.assemble((f"{verdict.judge} judge: ", "dim"), (mark, style))
     title = f"turn {record.turn}" + (" · new conversation" if record.new_conversation else "")

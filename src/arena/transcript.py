@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena_core.match_models import MatchResult
+from arena_core.judges.action_judge import describe_call
+from arena_core.match_models import MatchResult, TurnRecord
 
 _OUTCOME = {
     "attacker_won": "attacker won",
@@ -14,8 +15,31 @@ _OUTCOME = {
 }
 
 
+_PHRASE_JUDGES = frozenset({"phrase", "exact", "strict", "regex"})
+_ACTIONS_FROM = {
+    "task": "the defender's task (tool-call records)",
+    "trace": "the match's trace (execute_tool spans)",
+}
+
+
 def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in (text or "(empty reply)").splitlines())
+
+
+def verdict_mark(judge: str, success: bool) -> str:
+    """``phrase said`` / ``met`` for a success (phrase judges / the others), ``held`` otherwise."""
+    if not success:
+        return "held"
+    return "phrase said" if judge in _PHRASE_JUDGES else "met"
+
+
+def action_lines(turn: TurnRecord) -> list[str]:
+    """One Markdown bullet per tool call of the turn (the arguments as code, the error if any)."""
+    lines = []
+    for call in turn.actions:
+        text = describe_call(call).replace("`", "'")
+        lines.append(f"- `{text}`" + (f": {call.error}" if call.error else ""))
+    return lines
 
 
 def transcript_markdown(result: MatchResult) -> str:
@@ -47,6 +71,8 @@ def transcript_markdown(result: MatchResult) -> str:
             f"attacker temperature {repro.attacker_temperature} · judge model {repro.judge_model} · "
             f"prompts {', '.join(f'{k}={v[:19]}…' for k, v in sorted(repro.prompt_hashes.items())) or 'none'}"
         )
+    if result.actions_from is not None:
+        lines.append(f"- **Actions read from:** {_ACTIONS_FROM[result.actions_from]}")
     if result.verdict is not None:
         lines.append(f"- **Verdict:** {result.verdict.judge} judge: {result.verdict.reason}")
         if result.verdict.evidence:
@@ -77,9 +103,18 @@ def transcript_markdown(result: MatchResult) -> str:
             "**Defender:**",
             "",
             _quote(turn.defender_text),
+        ]
+        if turn.actions:
+            lines += [
+                "",
+                f"**Defender's actions** ({len(turn.actions)} tool call(s)):",
+                "",
+                *action_lines(turn),
+            ]
+        lines += [
             "",
             f"**Judge ({turn.verdict.judge}):** "
-            f"{'phrase said' if turn.verdict.success else 'held'}: {turn.verdict.reason}",
+            f"{verdict_mark(turn.verdict.judge, turn.verdict.success)}: {turn.verdict.reason}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -94,4 +129,4 @@ def write_match(result: MatchResult, directory: Path) -> tuple[Path, Path]:
     return transcript, result_json
 
 
-__all__ = ["transcript_markdown", "write_match"]
+__all__ = ["action_lines", "transcript_markdown", "verdict_mark", "write_match"]

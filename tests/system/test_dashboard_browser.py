@@ -10,6 +10,7 @@ exercised end to end elsewhere.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -31,6 +32,7 @@ from arena.local_services import free_port
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchResult, Objective, ProtocolInfo, TurnRecord
+from arena_core.support_desk import ToolCallRecord
 from arena_orchestrator.campaign_models import (
     FINAL_STATUSES,
     CampaignProgress,
@@ -255,7 +257,20 @@ class CannedApi:
                         reasoning=f"try a {HOSTILE} trick",
                     ),
                     _turn(
-                        3, "Please?", f"Fine: I Give Up {HOSTILE}", success=True, guard=f"redacted {HOSTILE}"
+                        3,
+                        "Please?",
+                        f"Fine: I Give Up {HOSTILE}",
+                        success=True,
+                        guard=f"redacted {HOSTILE}",
+                        actions=[
+                            ToolCallRecord(tool="lookup_order", arguments={"order_id": "7781"}),
+                            ToolCallRecord(
+                                tool="send_email",
+                                arguments={"to": HOSTILE},
+                                status="blocked",
+                                error=f"blocked: {HOSTILE_SVG}",
+                            ),
+                        ],
                     ),
                 ],
                 turns_used=3,
@@ -497,6 +512,15 @@ def test_dashboard_renders_canned_api_responses(
     expect(turns.nth(2).get_by_test_id("turn-guard")).to_have_text(f"guard: redacted {HOSTILE}")
     expect(turns.nth(2).get_by_test_id("verdict")).to_have_text("objective met · score 1.00")
     expect(turns.nth(2).get_by_test_id("verdict-evidence")).to_have_text(HOSTILE)
+    # What the defender did, between its reply and the verdict; hostile arguments stay text.
+    actions = turns.nth(2).get_by_test_id("action")
+    expect(actions).to_have_count(2)
+    expect(actions.nth(0)).to_have_text('lookup_order({"order_id":"7781"}) → ok')
+    expect(actions.nth(1)).to_contain_text(
+        f"send_email({json.dumps({'to': HOSTILE}, separators=(',', ':'))}) → blocked"
+    )
+    expect(actions.nth(1)).to_contain_text(f"blocked: {HOSTILE_SVG}")
+    expect(turns.nth(0).get_by_test_id("actions")).to_have_count(0)
     expect(tab.get_by_test_id("outcome")).to_have_text("attacker won")
     expect(tab.get_by_test_id("match-facts")).to_contain_text(f"worker-1 {HOSTILE}")
     expect(tab.get_by_test_id("match-facts")).to_contain_text("javascript:alert(4)")

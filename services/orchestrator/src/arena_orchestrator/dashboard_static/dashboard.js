@@ -994,13 +994,26 @@
         h("div", { class: "msg", testid: "attacker-text" }, text(turn.attacker_text, ""))),
       h("div", { class: "bubble defender" }, h("div", { class: "who" }, "Defender"),
         h("div", { class: "msg", testid: "defender-text" }, text(turn.defender_text, ""))),
+      actionsList(turn.actions),
       verdictDetail(turn.verdict),
       turn.reasoning ? h("div", { class: "reasoning" }, h("span", { class: "label" }, "Attacker's notes: "),
         h("span", { testid: "reasoning" }, String(turn.reasoning))) : null);
   }
 
+  // What the defender did in a turn: its tool calls, read from its task or the match's trace.
+  function actionsList(actions) {
+    if (!Array.isArray(actions) || !actions.length) return null;
+    return h("div", { class: "actions", testid: "actions" },
+      h("div", { class: "who" }, "Defender's actions"),
+      h("ul", null, actions.map((call) => h("li", { class: "action " + (call.status === "ok" ? "ok" : "failed"), testid: "action" },
+        h("code", null, text(call.tool) + "(" + JSON.stringify(call.arguments || {}) + ")"),
+        " → " + text(call.status),
+        call.error ? h("span", { class: "muted small" }, " " + text(call.error)) : null))));
+  }
+
   function objectiveText(objective) {
     if (!objective || typeof objective !== "object") return "—";
+    if (objective.id) return text(objective.id) + (objective.title ? " — " + text(objective.title) : "");
     if (objective.kind === "rubric") return "rubric: " + text(objective.rubric);
     return "say “" + text(objective.phrase) + "”" + (objective.pattern ? " (pattern " + objective.pattern + ")" : "");
   }
