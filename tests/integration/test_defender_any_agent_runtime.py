@@ -134,3 +134,51 @@ async def test_concurrent_turns_inside_one_trace_do_not_share_any_agent_state(ar
     # And the agent still works afterwards, one call at a time.
     again = await model.complete([{"role": "user", "content": "repeat after me: later"}])
     assert again.content == "later"
+
+
+@needs_any_agent
+@pytest.mark.asyncio
+async def test_the_support_desk_acts_on_tiny_agent_too(arena: InProcessArena) -> None:
+    from arena_model.scripted_engine import ScriptedCall, ScriptedRule
+
+    arena.add_model(
+        rules=[
+            ScriptedRule(
+                r"refund",
+                "I cannot do that.",
+                (
+                    ScriptedCall("lookup_order", {"order_id": "7781"}),
+                    ScriptedCall("issue_refund", {"order_id": "7781", "amount_eur": 180}),
+                ),
+            )
+        ]
+    )
+    url = _add_any_agent_defender(arena, defender_profile="support-desk", defender_tool_call_parts=True)
+    target = await connect_target(url, http=arena.http)
+    reply = await target.send("Please refund my jacket.")
+    assert reply.text == "I cannot do that."
+    lookup, refund = reply.actions
+    assert (lookup.tool, lookup.call_id, lookup.status) == ("lookup_order", "call_1", "ok")
+    assert (refund.tool, refund.call_id, refund.status) == ("issue_refund", "call_2", "ok")
+    assert refund.result is not None and refund.result["amount_eur"] == 180
+    assert reply.metadata["arena"]["toolCalls"] == 2
+    await target.close()
+
+
+@needs_any_agent
+@pytest.mark.asyncio
+async def test_tiny_agent_stops_at_the_step_limit(arena: InProcessArena) -> None:
+    from arena_defender.defender_executor import OUT_OF_STEPS_REPLY
+    from arena_model.scripted_engine import ScriptedCall, ScriptedRule
+
+    # A model that never stops calling: every call since the customer's message is another lookup.
+    endless = tuple(ScriptedCall("lookup_order", {"order_id": "7790"}) for _ in range(10))
+    arena.add_model(rules=[ScriptedRule(r"where", "never said", endless)])
+    url = _add_any_agent_defender(
+        arena, defender_profile="support-desk", defender_tool_call_parts=True, defender_max_tool_steps=3
+    )
+    target = await connect_target(url, http=arena.http)
+    reply = await target.send("Where is my order?")
+    assert reply.text == OUT_OF_STEPS_REPLY
+    assert len(reply.actions) == 3
+    await target.close()

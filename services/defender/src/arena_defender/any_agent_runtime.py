@@ -31,22 +31,44 @@ arena's scripted OpenAI-compatible model server):
 
 Calls are retried like :class:`~arena_core.llm.ChatModel` calls (429, 5xx,
 timeouts and connection errors, with backoff); other failures fail at once.
+
+Tools (the ``support-desk`` profiles, :meth:`AnyAgentModel.run_tools`): TinyAgent runs its
+own loop over Python callables. One agent per settings carries four stand-in callables,
+each with its tool's JSON schema (``__input_schema__``); during a turn they call the turn's
+own :class:`~arena_core.llm.Tool` handlers (found through a context variable, so concurrent
+turns never mix), and each call is an ``execute_tool`` span of the match's trace with the
+GenAI attributes, like the native loop's (any-agent's own spans belong to a trace of
+their own, see above). ``tool_choice`` is ``auto``, so TinyAgent adds no ``final_answer``
+tool: a reply without tool calls ends the turn. TinyAgent has no step bound of its own; a
+callback stops the run after ``max_steps`` model calls (:class:`StepLimitReached`, an
+``AgentCancel``), and the turn answers as the native loop does when it runs out of steps.
+A turn with tools is never retried: its tools may already have acted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import json
+import warnings
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from any_llm.exceptions import AnyLLMError, MissingApiKeyError
 from opentelemetry import context as otel_context
 
 from arena_core.errors import ConfigError
-from arena_core.llm import ChatReply, Message, RetryPolicy, TokenUsage, call_with_retries
+from arena_core.llm import ChatReply, Message, RetryPolicy, TokenUsage, Tool, call_with_retries
+from arena_core.llm.agent_loop import traced_tool_call
 from arena_core.settings import ModelConfig
+from arena_core.support_desk import TOOL_SCHEMAS
+
+if TYPE_CHECKING:
+    from arena_defender.defender_model import ToolTurn
 
 INSTALL_HINT = (
     "install the optional extra arena-defender[any-agent] (any-agent==1.18.0 and mcp<2), "
@@ -66,6 +88,40 @@ def import_any_agent() -> ModuleType:
     except (ImportError, NameError) as exc:
         # any-agent 1.18.0 with mcp 2.x dies at import: NameError: name 'MCPTool' is not defined.
         raise ConfigError(f"any-agent is installed but does not import ({exc!r}): {INSTALL_HINT}") from exc
+
+
+@dataclass(slots=True)
+class _ToolRun:
+    """One turn with tools: its handlers, the trace to report calls in, the call ids the model
+    gave (queued as its replies arrive) and the model calls made so far."""
+
+    tools: Mapping[str, Tool]
+    trace_context: otel_context.Context
+    max_steps: int
+    call_ids: deque[str] = field(default_factory=deque)
+    steps: int = 0
+
+
+_RUN: ContextVar[_ToolRun | None] = ContextVar("arena_any_agent_tool_run", default=None)
+
+
+def _stand_in(name: str, description: str, schema: Mapping[str, Any]) -> Callable[..., Awaitable[str]]:
+    """A callable TinyAgent can offer as tool ``name``; it runs the current turn's handler."""
+
+    async def call(**arguments: Any) -> str:
+        run = _RUN.get()
+        if run is None:
+            return f"error: no tool named '{name}' outside a turn"
+        call_id = run.call_ids.popleft() if run.call_ids else ""
+        result, _ = await traced_tool_call(
+            run.tools, name, call_id, json.dumps(arguments), context=run.trace_context
+        )
+        return result.content
+
+    call.__name__ = name
+    call.__doc__ = description
+    call.__input_schema__ = dict(schema)  # type: ignore[attr-defined]
+    return call
 
 
 class AnyAgentModel:
@@ -91,7 +147,7 @@ class AnyAgentModel:
         self._client_args = dict(client_args or {})
         self._retry = retry or RetryPolicy(max_retries=config.max_retries)
         self._sleep = sleep
-        self._agents: dict[tuple[float | None, int | None], Any] = {}
+        self._agents: dict[tuple[Any, ...], Any] = {}
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -156,6 +212,64 @@ class AnyAgentModel:
             attempts=attempt,
         )
 
+    async def run_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        *,
+        temperature: float | None,
+        max_tokens: int | None,
+        max_steps: int,
+    ) -> ToolTurn:
+        """One turn with ``tools`` (the support desk's), run by TinyAgent; see the module doc.
+
+        Raises :class:`ModelUnavailableError` or :class:`ModelRequestError` when the model fails.
+        """
+        from arena_defender.defender_model import ToolTurn
+
+        unknown = sorted({tool.name for tool in tools} - set(TOOL_SCHEMAS))
+        if unknown:
+            raise ConfigError(f"the any-agent runtime offers only the support desk's tools, not {unknown}")
+        agent = await self._tool_agent(temperature, max_tokens)
+        run = _ToolRun({tool.name: tool for tool in tools}, otel_context.get_current(), max_steps)
+        token = _RUN.set(run)
+        fresh = otel_context.attach(otel_context.Context())
+        try:
+            trace = await agent.run_async([dict(message) for message in messages])
+            text = "" if trace.final_output is None else str(trace.final_output)
+        except StepLimitReached as stop:
+            trace, text = getattr(stop, "trace", None), ""
+        except Exception as exc:
+            cause = getattr(exc, "original_exception", None)
+            error = cause if isinstance(cause, Exception) else exc
+            # Classified like any model call, but never retried: a tool may have acted.
+            await call_with_retries(
+                _raise(error), model_id=self.model_id, retry=RetryPolicy(max_retries=0), sleep=self._sleep
+            )
+            raise
+        finally:
+            otel_context.detach(fresh)
+            _RUN.reset(token)
+        tokens = trace.tokens if trace is not None else None
+        usage = TokenUsage(
+            prompt_tokens=int(getattr(tokens, "input_tokens", 0) or 0),
+            completion_tokens=int(getattr(tokens, "output_tokens", 0) or 0),
+            calls=run.steps,
+        )
+        return ToolTurn(text=text, usage=usage, model_id=self.model_id, steps=run.steps)
+
+    async def _tool_agent(self, temperature: float | None, max_tokens: int | None) -> Any:
+        key = ("tools", temperature, max_tokens)
+        async with self._lock:
+            agent = self._agents.get(key)
+            if agent is None:
+                stand_ins = [_stand_in(name, *spec) for name, spec in TOOL_SCHEMAS.items()]
+                agent = await self._create_agent(
+                    temperature, max_tokens, tools=stand_ins, callbacks=[step_counter(self._any_agent)]
+                )
+                self._agents[key] = agent
+            return agent
+
     async def _agent(self, temperature: float | None, max_tokens: int | None) -> Any:
         key = (temperature, max_tokens)
         async with self._lock:
@@ -165,26 +279,42 @@ class AnyAgentModel:
                 self._agents[key] = agent
             return agent
 
-    async def _create_agent(self, temperature: float | None, max_tokens: int | None) -> Any:
+    async def _create_agent(
+        self,
+        temperature: float | None,
+        max_tokens: int | None,
+        *,
+        tools: Sequence[Callable[..., Any]] = (),
+        callbacks: Sequence[Any] = (),
+    ) -> Any:
         any_agent = self._any_agent
         provider = self.model_id.partition(":")[0]
         # Local OpenAI-compatible servers need no key, but the SDK insists on one.
         api_key = "not-needed" if self._config.embedded or provider == "llamacpp" else None
-        model_args: dict[str, Any] = {"tool_choice": None, "timeout": self._config.timeout_s}
+        # No tools: a plain chat completion. Tools: the model chooses (no final_answer tool).
+        model_args: dict[str, Any] = {
+            "tool_choice": "auto" if tools else None,
+            "timeout": self._config.timeout_s,
+        }
         if temperature is not None:
             model_args["temperature"] = temperature
         if max_tokens is not None:
             model_args["max_tokens"] = max_tokens
         try:
-            config = any_agent.AgentConfig(
-                model_id=self.model_id,
-                name="arena_defender",
-                api_base=self._config.base_url,
-                api_key=api_key,
-                model_args=model_args,
-                any_llm_args={"max_retries": 0, "unified_exceptions": True, **self._client_args},
-                callbacks=[],
-            )
+            with warnings.catch_warnings():
+                # Validating a callable tool tries it against MCPSse first, whose validator warns
+                # that SSE is deprecated, whatever the tool is.
+                warnings.filterwarnings("ignore", message="SSE is deprecated", category=DeprecationWarning)
+                config = any_agent.AgentConfig(
+                    model_id=self.model_id,
+                    name="arena_defender",
+                    api_base=self._config.base_url,
+                    api_key=api_key,
+                    model_args=model_args,
+                    any_llm_args={"max_retries": 0, "unified_exceptions": True, **self._client_args},
+                    tools=list(tools),
+                    callbacks=list(callbacks),
+                )
             return await any_agent.AnyAgent.create_async(any_agent.AgentFramework.TINYAGENT, config)
         except MissingApiKeyError as exc:
             raise ConfigError(f"model '{self.model_id}' needs an API key: {exc}") from exc
@@ -192,4 +322,46 @@ class AnyAgentModel:
             raise ConfigError(f"any-agent cannot use model '{self.model_id}': {exc}") from exc
 
 
-__all__ = ["INSTALL_HINT", "AnyAgentModel", "import_any_agent"]
+def _raise(error: Exception) -> Callable[[], Awaitable[Any]]:
+    async def fail() -> Any:
+        raise error
+
+    return fail
+
+
+class StepLimitReached(Exception):  # noqa: N818 - control flow; made an AgentCancel at runtime
+    """Raised by the step counter when a turn has made its ``max_steps`` model calls (as an
+    any-agent ``AgentCancel``, which carries the run's trace)."""
+
+
+def _step_counter_class(any_agent: ModuleType) -> type:
+    # any-agent lets AgentCancel subclasses through unwrapped; build one over its base class.
+    cancel = type("AnyAgentStepLimit", (StepLimitReached, any_agent.AgentCancel), {})
+
+    class StepCounter(any_agent.callbacks.Callback):  # type: ignore[misc, name-defined]
+        def before_llm_call(self, context: Any, *args: Any, **kwargs: Any) -> Any:
+            run = _RUN.get()
+            if run is not None:
+                if run.steps >= run.max_steps:
+                    raise cancel("the turn made its last model call")
+                run.steps += 1
+            return context
+
+        def after_llm_call(self, context: Any, *args: Any, **kwargs: Any) -> Any:
+            run = _RUN.get()
+            output = args[0] if args else None
+            choices = getattr(output, "choices", None) or []
+            calls = getattr(choices[0].message, "tool_calls", None) if choices else None
+            if run is not None:
+                run.call_ids.extend(str(getattr(call, "id", "") or "") for call in calls or [])
+            return context
+
+    return StepCounter
+
+
+def step_counter(any_agent: ModuleType) -> Any:
+    """The callback that counts a turn's model calls and queues its tool call ids."""
+    return _step_counter_class(any_agent)()
+
+
+__all__ = ["INSTALL_HINT", "AnyAgentModel", "StepLimitReached", "import_any_agent"]

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from opentelemetry.context import Context
 from opentelemetry.trace import StatusCode
 
 from arena_core.errors import ArenaError, ToolInputError
@@ -142,47 +143,72 @@ class AgentLoop:
         return AgentRun(history, "", "max_steps", self._max_steps, usage, calls, errors)
 
     async def _invoke(self, call: ToolCall) -> tuple[ToolResult, bool]:
-        attributes = {
-            attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
-            attrs.GEN_AI_TOOL_NAME: call.name,
-            attrs.GEN_AI_TOOL_TYPE: "function",
-        }
-        if call.id:
-            attributes[attrs.GEN_AI_TOOL_CALL_ID] = call.id
-        capture = capture_message_content()
-        if capture:
-            attributes[attrs.GEN_AI_TOOL_CALL_ARGUMENTS] = call.arguments or "{}"
-        with tracer().start_as_current_span(f"execute_tool {call.name}", attributes=attributes) as span:
-            result, failed = await self._invoke_tool(call)
-            if failed:
-                span.set_status(StatusCode.ERROR, result.content[:200])
-            elif capture:
-                span.set_attribute(attrs.GEN_AI_TOOL_CALL_RESULT, result.content)
-            return result, failed
+        return await traced_tool_call(self._tools, call.name, call.id, call.arguments)
 
-    async def _invoke_tool(self, call: ToolCall) -> tuple[ToolResult, bool]:
-        tool = self._tools.get(call.name)
-        if tool is None:
-            names = ", ".join(sorted(self._tools)) or "none"
-            return ToolResult(f"error: no tool named '{call.name}'; available: {names}"), True
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return ToolResult(f"error: arguments are not valid JSON ({exc.msg})"), True
-        if not isinstance(arguments, dict):
-            return ToolResult("error: arguments must be a JSON object"), True
-        token = _CALL_ID.set(call.id or "")
-        try:
-            return await tool.handler(arguments), False
-        except ToolInputError as exc:
-            return ToolResult(f"error: {exc.message}"), True
-        except ArenaError as exc:
-            # Infrastructure failures (target down, model down) end the run.
-            raise exc
-        except Exception as exc:  # noqa: BLE001 - the model gets to see tool bugs
-            return ToolResult(f"error: tool '{call.name}' failed: {type(exc).__name__}: {exc}"), True
-        finally:
-            _CALL_ID.reset(token)
+
+async def traced_tool_call(
+    tools: Mapping[str, Tool],
+    name: str,
+    call_id: str | None,
+    raw_arguments: str | None,
+    *,
+    context: Context | None = None,
+) -> tuple[ToolResult, bool]:
+    """Run one call of tool ``name`` from ``tools`` as an ``execute_tool`` span (a child of
+    ``context``'s span when given, else of the current one); return its result and whether
+    it failed.
+
+    The span carries the GenAI attributes: the tool's name and type, the call id and, with
+    content capture on, the arguments and the result; a failed call sets the span's status.
+    Unknown tools, arguments that are not a JSON object and :class:`ToolInputError` from the
+    handler are failed calls the model is told about; any other :class:`ArenaError` ends the run.
+    """
+    attributes = {
+        attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
+        attrs.GEN_AI_TOOL_NAME: name,
+        attrs.GEN_AI_TOOL_TYPE: "function",
+    }
+    if call_id:
+        attributes[attrs.GEN_AI_TOOL_CALL_ID] = call_id
+    capture = capture_message_content()
+    if capture:
+        attributes[attrs.GEN_AI_TOOL_CALL_ARGUMENTS] = raw_arguments or "{}"
+    with tracer().start_as_current_span(
+        f"execute_tool {name}", context=context, attributes=attributes
+    ) as span:
+        result, failed = await _run_tool(tools, name, call_id or "", raw_arguments)
+        if failed:
+            span.set_status(StatusCode.ERROR, result.content[:200])
+        elif capture:
+            span.set_attribute(attrs.GEN_AI_TOOL_CALL_RESULT, result.content)
+        return result, failed
+
+
+async def _run_tool(
+    tools: Mapping[str, Tool], name: str, call_id: str, raw_arguments: str | None
+) -> tuple[ToolResult, bool]:
+    tool = tools.get(name)
+    if tool is None:
+        names = ", ".join(sorted(tools)) or "none"
+        return ToolResult(f"error: no tool named '{name}'; available: {names}"), True
+    try:
+        arguments = json.loads(raw_arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return ToolResult(f"error: arguments are not valid JSON ({exc.msg})"), True
+    if not isinstance(arguments, dict):
+        return ToolResult("error: arguments must be a JSON object"), True
+    token = _CALL_ID.set(call_id)
+    try:
+        return await tool.handler(arguments), False
+    except ToolInputError as exc:
+        return ToolResult(f"error: {exc.message}"), True
+    except ArenaError as exc:
+        # Infrastructure failures (target down, model down) end the run.
+        raise exc
+    except Exception as exc:  # noqa: BLE001 - the model gets to see tool bugs
+        return ToolResult(f"error: tool '{name}' failed: {type(exc).__name__}: {exc}"), True
+    finally:
+        _CALL_ID.reset(token)
 
 
 __all__ = [
@@ -193,4 +219,5 @@ __all__ = [
     "ToolHandler",
     "ToolResult",
     "current_tool_call_id",
+    "traced_tool_call",
 ]
