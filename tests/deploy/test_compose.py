@@ -34,6 +34,7 @@ TOPOLOGY_DEFAULTS = {
     "ARENA_ATTACKER_URL": "http://attacker:8082",
     "ARENA_ORCHESTRATOR_URL": "http://orchestrator:8080",
     "ARENA_JAEGER_URL": "http://localhost:16686",
+    "ARENA_TRACE_QUERY_URL": "http://jaeger:16686",
     "ARENA_TARGET_CREDENTIAL_ORIGINS": "ARENA=http://defender:8081 http://defender-naive:8081",
 }
 API_KEYS = ("GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")

@@ -289,6 +289,7 @@ def expected_flows(*, jaeger: bool, defenders_external: bool = False) -> tuple[s
         ingress |= {(ANY, "jaeger", 16686)}
         ingress |= {(name, "jaeger", port) for name in ARENA for port in (4317, 4318)}
         egress |= {(name, "jaeger", port) for name in ARENA for port in (4317, 4318)}
+        egress |= {("attacker", "jaeger", 16686)}  # the trace query API, to judge actions
         egress |= {("jaeger", DNS, 53)}
     return ingress, egress
 
@@ -1186,6 +1187,8 @@ def test_tracing_goes_to_the_in_chart_jaeger(scaled_docs: list[Doc]) -> None:
     data = config_data(scaled_docs)
     assert data["OTEL_EXPORTER_OTLP_ENDPOINT"] == f"http://{RELEASE}-jaeger:4318"
     assert data["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/protobuf"
+    # The attacker reads the match traces back from the same Jaeger to judge actions.
+    assert data["ARENA_TRACE_QUERY_URL"] == f"http://{RELEASE}-jaeger:16686"
     for workload in _workloads(scaled_docs):
         for container in containers(workload):
             names = {item["name"] for item in container.get("env") or []}
@@ -1197,6 +1200,7 @@ def test_tracing_to_an_existing_collector(tools_bin: Path) -> None:
     endpoint = "http://otel-collector.observability:4318"
     data = config_data(render(tools_bin, "--set", f"otel.endpoint={endpoint}"))
     assert data["OTEL_EXPORTER_OTLP_ENDPOINT"] == endpoint
+    assert "ARENA_TRACE_QUERY_URL" not in data  # no in-chart Jaeger: config.ARENA_TRACE_QUERY_URL says where
 
 
 # --- the example campaign and the notes ----------------------------------------------------

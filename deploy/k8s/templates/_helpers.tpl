@@ -307,6 +307,9 @@ the release's own defenders (their Services and any publicUrl their cards name).
 {{- $_ := set $data "ARENA_TARGET_CREDENTIAL_ORIGINS" (printf "ARENA=%s" (join " " (uniq $origins))) -}}
 {{- end -}}
 {{- end -}}
+{{- if and .Values.jaeger.enabled (not (hasKey $data "ARENA_TRACE_QUERY_URL")) -}}
+{{- $_ := set $data "ARENA_TRACE_QUERY_URL" (printf "http://%s:16686" (include "arena.componentFullname" (dict "root" $root "name" "jaeger"))) -}}
+{{- end -}}
 {{- if .Values.jaeger.enabled -}}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" (printf "http://%s:4318" (include "arena.componentFullname" (dict "root" $root "name" "jaeger"))) -}}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_PROTOCOL" "http/protobuf" -}}
