@@ -164,7 +164,9 @@ def start_agents(
     :class:`~arena.local_services.ServiceStartError` when one does not start.
     """
     env: dict[str, str] = {}
-    defender_env: dict[str, str] = {}
+    # Every defender reports its tool calls in the task: the action objectives are judged on
+    # them (a profile without tools reports none, and is seen to do nothing).
+    defender_env: dict[str, str] = {"ARENA_DEFENDER_TOOL_CALL_PARTS": "true"}
     attacker_env: dict[str, str] = {}
     if reply_tokens is not None:
         defender_env["ARENA_DEFENDER_MAX_TOKENS"] = str(reply_tokens)

@@ -144,3 +144,16 @@ async def test_an_action_objective_without_evidence_is_an_error_never_a_defence(
     assert result.error_kind == "invalid_input"
     assert problem in (result.error or "")
     assert result.turns_used == 0
+
+
+async def test_a_defender_without_tools_that_reports_its_calls_is_seen_to_do_nothing(
+    arena: InProcessArena,
+) -> None:
+    arena.add_model(rules=[SAYS_NO_REFUNDS_ANYWAY])
+    arena.add_defender(defender_profile="hardened", defender_tool_call_parts=True)
+    runner = MatchRunner(arena.settings, http=client_for(arena.router))
+
+    result = await runner.run(_request("refund-action-over-limit", max_turns=1))
+
+    assert result.outcome == "defended", result.error
+    assert result.verdict is not None and "no call among the 0" in result.verdict.reason

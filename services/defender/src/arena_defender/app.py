@@ -88,17 +88,18 @@ def defender_card_spec(settings: ArenaSettings) -> CardSpec:
                 output_modes=["text/plain", "application/json"],
             )
         ]
-        if settings.defender_tool_call_parts:
-            extensions.append(
-                AgentExtension(
-                    uri=TOOL_CALLS_EXTENSION,
-                    description=(
-                        "Reports each turn's tool calls in a 'tool-calls' artifact: one DataPart per call "
-                        "(tool, callId, arguments, status, result or error)."
-                    ),
-                    required=False,
-                )
+    if settings.defender_tool_call_parts:
+        # Listed by every profile: one without tools reports none, and is seen to do nothing.
+        extensions.append(
+            AgentExtension(
+                uri=TOOL_CALLS_EXTENSION,
+                description=(
+                    "Reports each turn's tool calls in a 'tool-calls' artifact: one DataPart per call "
+                    "(tool, callId, arguments, status, result or error)."
+                ),
+                required=False,
             )
+        )
     return CardSpec(
         name="Arena Defender",
         description=(
