@@ -38,7 +38,10 @@ def action_lines(turn: TurnRecord) -> list[str]:
     lines = []
     for call in turn.actions:
         text = describe_call(call).replace("`", "'")
-        lines.append(f"- `{text}`" + (f": {call.error}" if call.error else ""))
+        # The error is the defender's text: one line, no backticks, so it cannot end the
+        # bullet or start a heading of its own.
+        error = " ".join((call.error or "").split()).replace("`", "'")[:300]
+        lines.append(f"- `{text}`" + (f": `{error}`" if error else ""))
     return lines
 
 

@@ -482,3 +482,26 @@ async def test_back_offices_expire_in_redis_and_are_bounded_in_memory(
     now[0] = 11.0
     assert await memory.load("c") is None  # expired by age
     assert len(memory) == 0
+
+
+async def test_every_turn_that_reads_a_back_office_keeps_it_alive(
+    redis_server: RedisServer, redis_namespace: str
+) -> None:
+    """Turns that only read (a lookup, a search) restart the expiry, like the history's."""
+    clients = RedisClients.connect(RedisConfig(url=redis_server.url, namespace=redis_namespace))
+    store = RedisShopStore(clients, ttl_s=60)
+    await store.save("c", fresh_state())
+    await clients.commands.pexpire(clients.keys.shop_state("c"), 1_000)
+    assert await store.load("c") is not None
+    assert await clients.commands.pttl(clients.keys.shop_state("c")) > 50_000
+    await clients.close()
+    now = [0.0]
+    memory = InMemoryShopStore(max_conversations=2, ttl_s=10, clock=lambda: now[0])
+    await memory.save("a", fresh_state())
+    await memory.save("b", fresh_state())
+    now[0] = 8.0
+    assert await memory.load("a") is not None  # read at 8 s: lives until 18 s, and most recent
+    await memory.save("c", fresh_state())  # evicts the least recently used: b
+    now[0] = 15.0
+    assert await memory.load("a") is not None
+    assert await memory.load("b") is None

@@ -74,6 +74,9 @@ class Stack:
                 **_otel(self.receiver),
                 "ARENA_TRACE_QUERY_URL": trace_url,
                 "ARENA_TRACE_WAIT_S": str(wait_s),
+                # Above the 200 ms batch delay of the processes here (the late defender's 3 s
+                # is waited for through its entry span, which comes with its tool spans).
+                "ARENA_TRACE_SETTLE_S": "1",
                 "ARENA_JAEGER_URL": "http://jaeger.example:16686",
             },
         )

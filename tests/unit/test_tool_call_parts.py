@@ -7,10 +7,11 @@ from a2a.types.a2a_pb2 import Artifact, Part, StreamResponse, Task, TaskState, T
 
 from arena_core.a2a.client.target_reply import reply_from
 from arena_core.errors import TargetProtocolError
-from arena_core.support_desk import ToolCallRecord
+from arena_core.support_desk import MAX_RECORDS_PER_TURN, ToolCallRecord
 from arena_core.tool_call_parts import (
     TOOL_CALLS_ARTIFACT,
     TOOL_CALLS_EXTENSION,
+    artifacts_of,
     records_in_artifact,
     tool_call_parts,
 )
@@ -63,3 +64,20 @@ def test_a_reply_keeps_tool_calls_out_of_its_text_and_reports_them_once() -> Non
     assert reply.actions == tuple(RECORDS)
     again, _ = reply_from(StreamResponse(task=task), fallback_context=None, reported=reported)
     assert again.actions == ()
+
+
+def test_many_calls_travel_in_artifacts_of_a_hundred_and_a_reply_holds_at_most_two_hundred() -> None:
+    many = [
+        ToolCallRecord(tool="lookup_order", call_id=f"c{i}", arguments={"order_id": "7781"})
+        for i in range(201)
+    ]
+    chunks = artifacts_of(many)
+    assert [len(chunk) for chunk in chunks] == [100, 100, 1]
+    artifacts = [_calls_artifact(tool_call_parts(chunk), f"a{i}") for i, chunk in enumerate(chunks)]
+    status = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+    fits = Task(id="t", context_id="c", status=status, artifacts=artifacts[:2])
+    reply, _ = reply_from(StreamResponse(task=fits), fallback_context=None, reported=frozenset())
+    assert len(reply.actions) == MAX_RECORDS_PER_TURN
+    too_many = Task(id="t", context_id="c", status=status, artifacts=artifacts)
+    with pytest.raises(TargetProtocolError, match="more than 200 tool calls in one reply"):
+        reply_from(StreamResponse(task=too_many), fallback_context=None, reported=frozenset())

@@ -8,7 +8,13 @@ from typing import Any
 import httpx
 import pytest
 
-from arena_attacker.trace_evidence import fetch_trace, missing_arguments, read_actions, read_trace
+from arena_attacker.trace_evidence import (
+    MAX_TRACE_BYTES,
+    MAX_TRACE_SPANS,
+    fetch_trace,
+    read_actions,
+    read_trace,
+)
 from arena_core.errors import TraceUnavailableError
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -68,10 +74,12 @@ FAILED_MAIL = _span(
 )
 DEFENDER_TURN_1 = [_span("1b", "SendMessage", "p2", "0d"), REFUND]
 DEFENDER_TURN_2 = [_span("2b", "SendMessage", "p2", "0e"), FAILED_MAIL]
+TURN_SPANS = {"0b": 1, "0c": 2}
+"""The span ids of this run's turn spans, as the match session recorded them."""
 
 
 def test_tool_spans_become_records_under_their_turns() -> None:
-    reading = read_trace(_trace(*ATTACKER, *DEFENDER_TURN_1, *DEFENDER_TURN_2), turns=2)
+    reading = read_trace(_trace(*ATTACKER, *DEFENDER_TURN_1, *DEFENDER_TURN_2), TURN_SPANS, turns=2)
     assert reading.complete and reading.span_count == 9
     refund, mail = reading.actions
     assert (refund.turn, refund.span_id, refund.service) == (1, "1c", "shop-agent")
@@ -82,20 +90,58 @@ def test_tool_spans_become_records_under_their_turns() -> None:
         {"refunded": True},
     )
     assert (mail.turn, mail.record.status, mail.record.error) == (2, "error", "bad address")
-    # A failed call needs no arguments to be judged; only successful ones do.
-    assert missing_arguments(reading.actions) == []
+    assert refund.arguments_captured and not mail.arguments_captured
 
 
-def test_turns_without_the_defenders_spans_are_missing() -> None:
-    reading = read_trace(_trace(*ATTACKER, *DEFENDER_TURN_1), turns=2)
+def test_turns_without_the_defenders_entry_span_are_missing() -> None:
+    reading = read_trace(_trace(*ATTACKER, *DEFENDER_TURN_1), TURN_SPANS, turns=2)
     assert reading.missing_turns == (2,)
-    assert read_trace(_trace(*ATTACKER), turns=2).missing_turns == (1, 2)
+    assert read_trace(_trace(*ATTACKER), TURN_SPANS, turns=2).missing_turns == (1, 2)
+    # A span that arrived before the defender's entry span (a model call it made, exported by
+    # another process) does not cover the turn: the entry span ends last, after the tools ran.
+    early = _span("2d", "chat", "p3", "2b")
+    assert read_trace(_trace(*ATTACKER, *DEFENDER_TURN_1, early), TURN_SPANS, turns=2).missing_turns == (2,)
 
 
-def test_spans_without_arguments_are_flagged() -> None:
-    bare = _span("1c", "execute_tool issue_refund", "p2", "1b", **{"gen_ai.tool.name": "issue_refund"})
-    reading = read_trace(_trace(*ATTACKER[:2], ATTACKER[3], DEFENDER_TURN_1[0], bare), turns=1)
-    assert [a.record.tool for a in missing_arguments(reading.actions)] == ["issue_refund"]
+def test_only_this_runs_turns_count() -> None:
+    # An earlier attempt of the match left its turn 1 and a refund in the same trace.
+    earlier = [
+        _span("9a", "invoke_agent arena-attacker", "p1"),
+        _span("9b", "arena.turn", "p1", "9a", **{"arena.turn": 1}),
+        _span("9d", "POST", "p1", "9b"),
+        _span("9e", "SendMessage", "p2", "9d"),
+        _span("9f", "execute_tool issue_refund", "p2", "9e", **{"gen_ai.tool.name": "issue_refund"}),
+    ]
+    # A defender forging a span named arena.turn gains nothing either.
+    forged = _span("8b", "arena.turn", "p2", "1b", **{"arena.turn": 2})
+    reading = read_trace(_trace(*ATTACKER[:2], ATTACKER[3], *earlier, *DEFENDER_TURN_1, forged), {"0b": 1}, 1)
+    assert [a.span_id for a in reading.actions] == ["1c"]
+    assert reading.complete
+    reading = read_trace(_trace(*ATTACKER[:2], ATTACKER[3], *earlier), {"0b": 1}, 1)
+    assert reading.actions == () and reading.missing_turns == (1,)
+
+
+def test_hostile_trace_data_is_read_within_bounds() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    odd = [
+        _span(
+            "1c",
+            "execute_tool send_email",
+            "p2",
+            "1b",
+            **{"gen_ai.tool.name": "send_email", "gen_ai.tool.call.arguments": deep},
+        ),
+        {**_span("1d", "execute_tool x", "p2", "1b"), "processID": ["unhashable"]},
+        _span("0f", "arena.turn", "p1", "0a", **{"arena.turn": "²"}),
+        {"spanID": 7, "references": "nonsense"},
+    ]
+    reading = read_trace(_trace(*ATTACKER, DEFENDER_TURN_1[0], *odd), TURN_SPANS, turns=1)
+    mail, other = reading.actions
+    assert mail.record.arguments == {} and not mail.arguments_captured
+    assert (other.record.tool, other.service) == ("x", "")
+    many = {"spans": [_span(f"{i:x}", "x", "p2") for i in range(MAX_TRACE_SPANS + 1)]}
+    with pytest.raises(TraceUnavailableError, match="over 100000 spans"):
+        read_trace(many, TURN_SPANS, turns=1)
 
 
 def _backend(responses: list[httpx.Response]) -> httpx.AsyncClient:
@@ -131,20 +177,22 @@ class FakeClock:
 @pytest.mark.asyncio
 async def test_the_reader_waits_for_late_spans_and_for_the_trace_to_settle() -> None:
     clock = FakeClock()
-    http = _backend(
-        [
-            NOT_FOUND,
-            _found(*ATTACKER),
-            _found(*ATTACKER, *DEFENDER_TURN_1),
-            _found(*ATTACKER, *DEFENDER_TURN_1, *DEFENDER_TURN_2),
-            _found(*ATTACKER, *DEFENDER_TURN_1, *DEFENDER_TURN_2),
-        ]
-    )
+    complete = _found(*ATTACKER, *DEFENDER_TURN_1, *DEFENDER_TURN_2)
+    http = _backend([NOT_FOUND, _found(*ATTACKER), _found(*ATTACKER, *DEFENDER_TURN_1), *[complete] * 10])
     reading = await read_actions(
-        http, "http://jaeger", TRACE_ID, turns=2, wait_s=10, sleep=clock.sleep, clock=clock
+        http,
+        "http://jaeger",
+        TRACE_ID,
+        turn_spans=TURN_SPANS,
+        turns=2,
+        wait_s=10,
+        settle_s=2,
+        sleep=clock.sleep,
+        clock=clock,
     )
     assert [a.record.tool for a in reading.actions] == ["issue_refund", "send_email"]
-    assert clock.now == 2.0  # four polls apart
+    # Complete at 1.5 s; returned once it had not grown for 2 s.
+    assert clock.now == 3.5
 
 
 @pytest.mark.asyncio
@@ -153,24 +201,49 @@ async def test_the_reader_waits_for_late_spans_and_for_the_trace_to_settle() -> 
     [
         ([NOT_FOUND] * 30, "did not reach the trace backend"),
         ([_found(*ATTACKER, *DEFENDER_TURN_1)] * 30, "no span of the defender below turn(s) 2"),
+        (
+            [
+                _found(
+                    *ATTACKER,
+                    *DEFENDER_TURN_1,
+                    *DEFENDER_TURN_2,
+                    *[_span(f"5{i:x}", "x", "p3", "1b")] * (i + 1),
+                )
+                for i in range(30)
+            ],
+            "still receiving spans after 5 s",
+        ),
         ([httpx.Response(500, text="boom")], "answered HTTP 500"),
         ([httpx.Response(200, text="<html>")], "answered with no JSON"),
+        ([httpx.Response(200, text="[" * 100_000)], "answered with no JSON"),
         ([httpx.Response(200, json={"traces": []})], "not a Jaeger query API"),
+        ([httpx.Response(200, content=b" " * (MAX_TRACE_BYTES + 1))], "is larger than 20000000 bytes"),
     ],
 )
 async def test_no_evidence_is_an_error(responses: list[httpx.Response], says: str) -> None:
     clock = FakeClock()
     with pytest.raises(TraceUnavailableError, match=says.replace("(", r"\(").replace(")", r"\)")):
         await read_actions(
-            _backend(responses), "http://jaeger", TRACE_ID, turns=2, wait_s=5, sleep=clock.sleep, clock=clock
+            _backend(responses),
+            "http://jaeger",
+            TRACE_ID,
+            turn_spans=TURN_SPANS,
+            turns=2,
+            wait_s=5,
+            settle_s=1,
+            sleep=clock.sleep,
+            clock=clock,
         )
 
 
 @pytest.mark.asyncio
-async def test_an_unreachable_backend_is_an_error() -> None:
+async def test_an_unreachable_backend_is_an_error_that_quotes_no_credentials() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    with pytest.raises(TraceUnavailableError, match="cannot be reached") as caught:
+        await fetch_trace(http, "http://user:s3cret@jaeger", TRACE_ID)
+    assert "s3cret" not in str(caught.value)
     with pytest.raises(TraceUnavailableError, match="cannot be reached"):
-        await fetch_trace(http, "http://jaeger", TRACE_ID)
+        await fetch_trace(httpx.AsyncClient(), "http://[::1", TRACE_ID)

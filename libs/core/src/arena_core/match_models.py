@@ -26,7 +26,7 @@ from arena_core.llm.usage import TokenUsage
 from arena_core.objective import CanarySlot, Objective
 from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
-from arena_core.support_desk import ToolCallRecord
+from arena_core.support_desk import MAX_RECORDS_PER_TURN, ToolCallRecord
 
 Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
 """``attacker_refused``: the attacker model would not play; neither a win nor a defence."""
@@ -155,7 +155,7 @@ class TurnRecord(BaseModel):
     started_at: datetime
     duration_ms: float = Field(ge=0)
     defender_usage: TokenUsage | None = None
-    actions: list[ToolCallRecord] = Field(default_factory=list, max_length=200)
+    actions: list[ToolCallRecord] = Field(default_factory=list, max_length=MAX_RECORDS_PER_TURN)
     """The tool calls the defender made in this turn, as its task or the match's trace showed them."""
 
     @field_validator("defender_text")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -197,8 +198,10 @@ class ArenaSettings(BaseSettings):
     # Where an attacker reads a match's trace for the action judge (a Jaeger query API, v1 JSON:
     # /api/traces/{id}); ARENA_JAEGER_URL is the link for people, this one the address for servers.
     trace_query_url: str | None = None
-    # How long the action judge waits for the defender's late spans after a match.
-    trace_wait_s: float = Field(default=15.0, ge=0, le=600)
+    # How long the action judge waits for the defender's late spans after a match, at most, and how
+    # long the trace must have stopped growing (above the exporters' batch delay, 5 s by default).
+    trace_wait_s: float = Field(default=30.0, ge=0, le=600)
+    trace_settle_s: float = Field(default=6.0, ge=0, le=120)
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -261,6 +264,16 @@ class ArenaSettings(BaseSettings):
         if value is None:
             return None
         return normalise_model_id(value)
+
+    @field_validator("trace_query_url")
+    @classmethod
+    def _http_trace_query_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = urlsplit(value.strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                msg = "must be the http(s) URL of a Jaeger query API, e.g. http://jaeger:16686"
+                raise ValueError(msg)
+        return value
 
     @field_validator("target_allowlist")
     @classmethod

@@ -4,9 +4,10 @@ The support desk's tools act on a :class:`~arena_core.support_desk.ShopState` of
 conversation (its contextId): a refund issued on the first turn is there on the second, and
 in no other conversation. The state lives beside the conversation's history, in the same
 store: in memory (bounded: at most ``max_conversations``, least recently used evicted,
-expired ``ttl_s`` after the last save) or in Redis (one JSON string per conversation,
-:meth:`~arena_core.redis_state.keys.RedisKeys.shop_state`, expiring ``ttl_s`` after the last
-save), so any replica can serve any turn.
+expired ``ttl_s`` after the last turn that loaded or saved it) or in Redis (one JSON string per
+conversation, :meth:`~arena_core.redis_state.keys.RedisKeys.shop_state`, expiring ``ttl_s``
+after the last load or save), so any replica can serve any turn. Every turn loads it, so it
+lives as long as the conversation's history beside it.
 
 Turns of one conversation are played one after another by the clients the arena knows; two
 turns of the same conversation at the same time would each save their own copy, the later
@@ -33,7 +34,8 @@ class ShopStore(abc.ABC):
 
     @abc.abstractmethod
     async def load(self, context_id: str) -> ShopState | None:
-        """The conversation's state as last saved, or None when it has none (new or expired)."""
+        """The conversation's state as last saved, or None when it has none (new or expired);
+        restarts its expiry."""
 
     @abc.abstractmethod
     async def save(self, context_id: str, state: ShopState) -> None:
@@ -71,9 +73,14 @@ class InMemoryShopStore(ShopStore):
         return len(self._states)
 
     async def load(self, context_id: str) -> ShopState | None:
-        self._expire(self._clock())
+        now = self._clock()
+        self._expire(now)
         held = self._states.get(context_id)
-        return None if held is None else decode_state(held[1], context_id)
+        if held is None:
+            return None
+        self._states[context_id] = (now, held[1])
+        self._states.move_to_end(context_id)
+        return decode_state(held[1], context_id)
 
     async def save(self, context_id: str, state: ShopState) -> None:
         now = self._clock()

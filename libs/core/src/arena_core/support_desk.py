@@ -41,6 +41,8 @@ MAX_KB_RESULTS: Final = 3
 MAX_TEXT: Final = 4000
 """Longest text a tool accepts in one argument (a subject, a body, a query)."""
 MAX_ACTIONS: Final = 50
+MAX_RECORDS_PER_TURN: Final = 200
+"""The tool calls one reply may report (a turn's record holds as many)."""
 """Most refunds, and most mails, one conversation's back office holds: it stays small in any store."""
 
 ToolName = Literal["lookup_order", "issue_refund", "send_email", "search_kb"]
@@ -337,6 +339,7 @@ def result_text(record: ToolCallRecord) -> str:
 __all__ = [
     "CONVERSATION_CUSTOMER",
     "MAX_ACTIONS",
+    "MAX_RECORDS_PER_TURN",
     "OTHER_CUSTOMER",
     "SHOP_DOMAIN",
     "TOOL_NAMES",

@@ -24,12 +24,18 @@ from google.protobuf.struct_pb2 import Value
 from pydantic import ValidationError
 
 from arena_core.errors import TargetProtocolError
-from arena_core.support_desk import ToolCallRecord
+from arena_core.support_desk import MAX_RECORDS_PER_TURN, ToolCallRecord
 
 TOOL_CALLS_EXTENSION: Final = "urn:a2a-arena:ext:tool-calls:v1"
 """The URI of the tool-calls extension (card, artifact ``extensions``)."""
 TOOL_CALLS_ARTIFACT: Final = "tool-calls"
 MAX_RECORDS_PER_ARTIFACT: Final = 100
+
+
+def artifacts_of(records: Sequence[ToolCallRecord]) -> list[list[ToolCallRecord]]:
+    """``records`` in artifacts of at most :data:`MAX_RECORDS_PER_ARTIFACT` each, in order."""
+    step = MAX_RECORDS_PER_ARTIFACT
+    return [list(records[start : start + step]) for start in range(0, len(records), step)]
 
 
 def tool_call_parts(records: Sequence[ToolCallRecord]) -> list[Part]:
@@ -77,8 +83,10 @@ def record_dicts(records: Iterable[ToolCallRecord]) -> list[dict[str, Any]]:
 
 __all__ = [
     "MAX_RECORDS_PER_ARTIFACT",
+    "MAX_RECORDS_PER_TURN",
     "TOOL_CALLS_ARTIFACT",
     "TOOL_CALLS_EXTENSION",
+    "artifacts_of",
     "is_tool_calls_artifact",
     "record_dicts",
     "records_in_artifact",

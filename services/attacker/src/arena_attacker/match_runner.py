@@ -60,7 +60,7 @@ import httpx
 from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSession, TurnListener
 from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
 from arena_attacker.strategies.strategy import ModelFactory
-from arena_attacker.trace_evidence import missing_arguments, read_actions
+from arena_attacker.trace_evidence import read_actions
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.credential_scope import display, origin_of, unscoped
@@ -214,6 +214,12 @@ class MatchRunner:
         if target.supports_extension(TOOL_CALLS_EXTENSION):
             return "task"
         if self._settings.trace_query_url:
+            if current_trace_id() is None:
+                raise InvalidInputError(
+                    f"objective '{request.objective.label}' is judged on the target's tool calls, which "
+                    "it reports only in its trace, and this attacker does not trace its matches "
+                    "(telemetry is off, or the match was not sampled): set OTEL_EXPORTER_OTLP_ENDPOINT"
+                )
             return "trace"
         raise InvalidInputError(
             f"objective '{request.objective.label}' is judged on the target's tool calls, but its card "
@@ -246,24 +252,32 @@ class MatchRunner:
         http = self._trace_http or httpx.AsyncClient(timeout=TRACE_REQUEST_TIMEOUT_S)
         try:
             reading = await read_actions(
-                http, base_url, trace_id, turns=len(session.turns), wait_s=self._settings.trace_wait_s
+                http,
+                base_url,
+                trace_id,
+                turn_spans=session.turn_spans,
+                turns=len(session.turns),
+                wait_s=self._settings.trace_wait_s,
+                settle_s=self._settings.trace_settle_s,
             )
         finally:
             if self._trace_http is None:
                 await http.aclose()
-        verdict = await session.judge_trace([(action.record, action.turn) for action in reading.actions])
+        # The defender's spans are its words too: credentials it echoes into them are cut out.
+        records = session.target.redact_records([action.record for action in reading.actions])
+        verdict = await session.judge_trace(
+            [(r, a.turn) for r, a in zip(records, reading.actions, strict=True)]
+        )
         if not verdict.success:
-            blind = missing_arguments(reading.actions)
-            if blind:
-                tools = ", ".join(sorted({action.record.tool for action in blind}))
-                raise InvalidInputError(
-                    f"the defender's execute_tool spans ({tools}) carry no arguments, so the trace cannot "
-                    "tell what they did: turn on content capture in the defender "
-                    "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY) or have it report "
-                    "its tool calls in the task"
-                )
             return
-        decisive = next((a for a in reading.actions if describe_call(a.record) == verdict.evidence), None)
+        decisive = next(
+            (
+                a
+                for r, a in zip(records, reading.actions, strict=True)
+                if describe_call(r) == verdict.evidence
+            ),
+            None,
+        )
         where = f"trace {trace_id}"
         if decisive is not None:
             where = f"span {decisive.span_id} ({decisive.service or 'unknown service'}) of {where}"
@@ -386,6 +400,9 @@ class MatchRunner:
                     )
                     with contextlib.suppress(MatchOver):
                         await strategy.play(session)
+                    if session.turns and session.action_source == "trace":
+                        # Within the match's time budget: the orchestrator waits no longer.
+                        await self._judge_from_trace(session)
         except AttackerRefused as exc:
             refusal = exc.text
         except ArenaError as exc:
@@ -405,11 +422,6 @@ class MatchRunner:
                 f"the '{request.strategy}' attacker never sent a message to the target "
                 f"(attacker model: {strategy.report.attacker_model or 'none'})"
             )
-        if error is None and refusal is None and session is not None and session.action_source == "trace":
-            try:
-                await self._judge_from_trace(session)
-            except ArenaError as exc:
-                error = exc
         if error is not None:
             logger.info("match %s ended in error: %s", match_id, error.message)
         turns = session.turns if session else []

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
@@ -34,6 +35,7 @@ from arena_core.support_desk import ToolCallRecord
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_turn
 from arena_core.telemetry.spans import tracer
+from arena_core.tool_call_parts import MAX_RECORDS_PER_TURN
 
 TurnListener = Callable[[TurnRecord], Awaitable[None]]
 
@@ -132,6 +134,8 @@ class MatchSession:
         self.action_source: ActionSource | None = action_source
         self.actions: list[ToolCallRecord] = []
         """The defender's tool calls of the match so far, as its replies reported them."""
+        self.turn_spans: dict[str, int] = {}
+        """The span id of each turn's ``arena.turn`` span -> the turn's number (traced matches)."""
         self._main = Conversation(self, None)
 
     def _open_target_conversation(self) -> TargetConversation:
@@ -147,9 +151,14 @@ class MatchSession:
             return TargetConversation(self.target)
         return TargetConversation(self.target, metadata=metadata, extensions=tuple(extensions))
 
-    def _judge_context(self, earlier: Sequence[str] = (), *, final: bool = False) -> JudgeContext:
-        """What the judge knows besides a reply (the secrets and planted values included)."""
+    def _judge_context(
+        self, earlier: Sequence[str] = (), *, final: bool = False, sending: str | None = None
+    ) -> JudgeContext:
+        """What the judge knows besides a reply (the secrets and planted values included);
+        ``sending`` is the message of the turn being judged, not yet among the turns."""
+        said = [turn.attacker_text for turn in self.turns]
         return JudgeContext(
+            attacker_texts=(*said, sending) if sending is not None else tuple(said),
             earlier=tuple(earlier),
             secrets=self.__secrets,
             actions=tuple(self.actions),
@@ -163,8 +172,11 @@ class MatchSession:
         came under): they join the turns' records, and the verdict becomes the match's."""
         self.actions = [record for record, _ in actions]
         for record, turn in actions:
+            # Every call is judged; a turn keeps the first ones (a defender may report any number).
             if turn is not None and 1 <= turn <= len(self.turns):
-                self.turns[turn - 1].actions.append(record)
+                kept = self.turns[turn - 1].actions
+                if len(kept) < MAX_RECORDS_PER_TURN:
+                    kept.append(record)
         last = self.turns[-1].defender_text if self.turns else ""
         verdict = await self.judge.judge(last, self.objective, self._judge_context(final=True))
         self.decide(verdict)
@@ -231,7 +243,7 @@ class MatchSession:
             raise _failure_of(reply)
         conversation.sent.append(text)
         self.actions.extend(reply.actions)
-        context = self._judge_context(conversation._replies)
+        context = self._judge_context(conversation._replies, sending=text)
         conversation._replies.append(reply.text)
         verdict = await self.judge.judge(reply.text, self.objective, context)
         usage, guard = self._read_defender_metadata(reply)
@@ -254,6 +266,9 @@ class MatchSession:
             actions=list(reply.actions),
         )
         self.turns.append(record)
+        span_context = span.get_span_context()
+        if span_context.is_valid:
+            self.turn_spans[otel_trace.format_span_id(span_context.span_id)] = record.turn
         span.set_attributes({attrs.ARENA_TURN: record.turn, attrs.ARENA_VERDICT: verdict.success})
         if verdict.success and self.winning_verdict is None:
             self.winning_verdict = verdict

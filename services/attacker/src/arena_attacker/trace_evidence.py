@@ -9,13 +9,21 @@ calls in its task, the attacker reads the trace from a Jaeger query API
 (``ARENA_TRACE_QUERY_URL``, v1 JSON: ``GET /api/traces/{traceId}``) and rebuilds the calls as
 :class:`~arena_core.support_desk.ToolCallRecord` objects.
 
-Spans arrive late: every process exports in batches (five seconds apart by default). The
-reader polls until the trace holds, for every turn the attacker played (its ``arena.turn``
-spans, flushed first), at least one span of another process below that turn, and the span
-count has stayed the same over one more poll; ``ARENA_TRACE_WAIT_S`` bounds the wait. A trace
-that never arrives, one without the defender's spans for some turn, and a backend that cannot
-be reached or answers nonsense are errors (:class:`TraceUnavailableError`), never a defence:
-no evidence is not evidence of no action.
+Only this run's turns count: the reader is given the span ids of the ``arena.turn`` spans the
+attacker opened for the match, and takes the tool spans below them. The orchestrator plays
+every attempt of a match in one trace, so an earlier attempt's calls are there too, and a
+defender could forge spans named ``arena.turn``: neither is counted.
+
+Spans arrive late: every process exports in batches (five seconds apart by default). A turn
+is covered once the trace holds the defender's *entry* span below it: a span of another
+process whose parent is a span of the attacker's (its HTTP request). A process exports a span
+once it has ended, in the order spans end, and an entry span ends after the work it
+contains, so the tool spans of that process have been exported with it or before. Other
+processes (a model server, a sub-agent) export on their own clocks, so the trace must also
+have stopped growing for ``ARENA_TRACE_SETTLE_S``. ``ARENA_TRACE_WAIT_S`` bounds the whole wait.
+A trace that never arrives, one without the defender's entry span for some turn, one still
+growing at the deadline, and a backend that cannot be reached or answers nonsense are errors
+(:class:`TraceUnavailableError`), never a defence: no evidence is not evidence of no action.
 """
 
 from __future__ import annotations
@@ -23,20 +31,25 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
 from opentelemetry import trace as otel_trace
+from opentelemetry.instrumentation.utils import suppress_http_instrumentation
 
 from arena_core.errors import TraceUnavailableError
 from arena_core.support_desk import ToolCallRecord
 from arena_core.telemetry import attributes as attrs
+from arena_core.telemetry.spans import safe_url
 
 TURN_SPAN: Final = "arena.turn"
 POLL_S: Final = 0.5
 MAX_TRACE_BYTES: Final = 20_000_000
+MAX_TRACE_SPANS: Final = 100_000
+MAX_TAGS: Final = 256
+MAX_ATTRIBUTE_CHARS: Final = 100_000
 MAX_DEPTH: Final = 200
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -71,12 +84,15 @@ def _tags(span: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(tags, list):
         return {}
     return {
-        t["key"]: t.get("value") for t in tags if isinstance(t, Mapping) and isinstance(t.get("key"), str)
+        t["key"]: t.get("value")
+        for t in tags[:MAX_TAGS]
+        if isinstance(t, Mapping) and isinstance(t.get("key"), str)
     }
 
 
 def _parent(span: Mapping[str, Any]) -> str | None:
-    for reference in span.get("references") or []:
+    references = span.get("references")
+    for reference in references if isinstance(references, list) else []:
         if isinstance(reference, Mapping) and reference.get("refType") == "CHILD_OF":
             parent = reference.get("spanID")
             return parent if isinstance(parent, str) else None
@@ -84,13 +100,19 @@ def _parent(span: Mapping[str, Any]) -> str | None:
     return parent if isinstance(parent, str) and parent.strip("0") else None
 
 
+def _process(span: Mapping[str, Any]) -> str | None:
+    process = span.get("processID")
+    return process if isinstance(process, str) else None
+
+
 def _json_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object attribute (as a mapping or its text), else None; hostile text is bounded."""
     if isinstance(value, Mapping):
         return dict(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= MAX_ATTRIBUTE_CHARS:
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return None
         return parsed if isinstance(parsed, dict) else None
     return None
@@ -121,22 +143,31 @@ def _record(span: Mapping[str, Any], tags: Mapping[str, Any]) -> tuple[ToolCallR
     return record, arguments is not None
 
 
-def read_trace(trace: Mapping[str, Any], turns: int) -> TraceReading:
-    """The tool calls of ``trace`` (one Jaeger v1 trace object) and the turns 1..``turns`` below
-    which no span of another process than the attacker's has arrived yet."""
-    spans = [
-        s for s in trace.get("spans") or [] if isinstance(s, Mapping) and isinstance(s.get("spanID"), str)
-    ]
+def _turn_number(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 9:
+        return int(value)
+    return None
+
+
+def read_trace(trace: Mapping[str, Any], turn_spans: Mapping[str, int], turns: int) -> TraceReading:
+    """The tool calls of ``trace`` (one Jaeger v1 trace object) below this run's turn spans
+    (``turn_spans``: span id -> turn number), and the turns 1..``turns`` below which the
+    defender's entry span has not arrived yet.
+
+    Raises:
+        TraceUnavailableError: the trace holds more than :data:`MAX_TRACE_SPANS` spans.
+    """
+    raw = trace.get("spans")
+    listed = raw if isinstance(raw, list) else []
+    if len(listed) > MAX_TRACE_SPANS:
+        raise TraceUnavailableError(f"the trace holds over {MAX_TRACE_SPANS} spans: not read")
+    spans = [s for s in listed if isinstance(s, Mapping) and isinstance(s.get("spanID"), str)]
     processes = trace.get("processes") if isinstance(trace.get("processes"), Mapping) else {}
     by_id = {s["spanID"]: s for s in spans}
-    turn_of_span: dict[str, int] = {}
-    attacker_processes: set[Any] = set()
-    for span in spans:
-        if span.get("operationName") == TURN_SPAN:
-            number = _tags(span).get(attrs.ARENA_TURN)
-            if isinstance(number, int | str) and str(number).isdigit():
-                turn_of_span[span["spanID"]] = int(number)
-                attacker_processes.add(span.get("processID"))
+    turn_of_span = {span_id: turn for span_id, turn in turn_spans.items() if span_id in by_id}
+    attacker_processes = {_process(by_id[span_id]) for span_id in turn_of_span} - {None}
 
     def turn_above(span: Mapping[str, Any]) -> int | None:
         current: Mapping[str, Any] | None = span
@@ -151,20 +182,26 @@ def read_trace(trace: Mapping[str, Any], turns: int) -> TraceReading:
                 return None
         return None
 
+    def is_entry(span: Mapping[str, Any]) -> bool:
+        parent = by_id.get(_parent(span) or "")
+        return parent is not None and _process(parent) in attacker_processes
+
     covered: set[int] = set()
     actions: list[TraceAction] = []
     for span in spans:
-        if span.get("processID") in attacker_processes:
+        if _process(span) in attacker_processes:
             continue
         turn = turn_above(span)
-        if turn is not None:
+        if turn is None:
+            continue  # not below this run's turns: another attempt's, or not the match's at all
+        if is_entry(span):
             covered.add(turn)
         tags = _tags(span)
         if _is_tool_span(span, tags):
             record, captured = _record(span, tags)
-            process = processes.get(span.get("processID")) if isinstance(processes, Mapping) else None
+            process = processes.get(_process(span) or "") if isinstance(processes, Mapping) else None
             service = process.get("serviceName", "") if isinstance(process, Mapping) else ""
-            actions.append(TraceAction(record, span["spanID"], str(service), turn, captured))
+            actions.append(TraceAction(record, span["spanID"], str(service)[:200], turn, captured))
     actions.sort(key=lambda a: (a.turn or 0, _start(by_id[a.span_id])))
     missing = tuple(turn for turn in range(1, turns + 1) if turn not in covered)
     return TraceReading(tuple(actions), missing, len(spans))
@@ -172,47 +209,65 @@ def read_trace(trace: Mapping[str, Any], turns: int) -> TraceReading:
 
 def _start(span: Mapping[str, Any]) -> int:
     start = span.get("startTime")
-    return start if isinstance(start, int) else 0
+    return start if isinstance(start, int) and not isinstance(start, bool) else 0
 
 
 async def fetch_trace(http: httpx.AsyncClient, base_url: str, trace_id: str) -> Mapping[str, Any] | None:
     """The trace from a Jaeger v1 query API, or None while it is not there (404).
 
+    The request is kept out of the match's own trace, and the answer is read up to
+    :data:`MAX_TRACE_BYTES` (a defender can export any number of spans into the match's trace).
+
     Raises:
         TraceUnavailableError: the backend cannot be reached, or answers something else than a trace.
     """
+    where = _where(base_url)
     url = f"{base_url.rstrip('/')}/api/traces/{trace_id}"
     try:
-        response = await http.get(url)
-    except httpx.HTTPError as exc:
+        with suppress_http_instrumentation():
+            async with http.stream("GET", url) as response:
+                if response.status_code == httpx.codes.NOT_FOUND:
+                    # Jaeger answers a missing trace with 404 and a JSON body under text/plain.
+                    return None
+                if response.status_code != httpx.codes.OK:
+                    raise TraceUnavailableError(
+                        f"the trace backend at {where} answered HTTP {response.status_code} "
+                        f"for trace {trace_id}"
+                    )
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_TRACE_BYTES:
+                        raise TraceUnavailableError(
+                            f"trace {trace_id} is larger than {MAX_TRACE_BYTES} bytes"
+                        )
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TraceUnavailableError(
-            f"the trace backend at {base_url} cannot be reached ({type(exc).__name__}); "
+            f"the trace backend at {where} cannot be reached ({type(exc).__name__}); "
             "the match's actions cannot be read (ARENA_TRACE_QUERY_URL)"
         ) from exc
-    # Jaeger answers a missing trace with 404 and a JSON body under a text/plain content type.
-    if response.status_code == httpx.codes.NOT_FOUND:
-        return None
-    if response.status_code != httpx.codes.OK:
-        raise TraceUnavailableError(
-            f"the trace backend at {base_url} answered HTTP {response.status_code} for trace {trace_id}"
-        )
-    if len(response.content) > MAX_TRACE_BYTES:
-        raise TraceUnavailableError(f"trace {trace_id} is larger than {MAX_TRACE_BYTES} bytes")
     try:
-        body = response.json()
-    except ValueError as exc:
-        raise TraceUnavailableError(f"the trace backend at {base_url} answered with no JSON") from exc
-    data = body.get("data") if isinstance(body, Mapping) else None
+        parsed = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise TraceUnavailableError(f"the trace backend at {where} answered with no JSON") from exc
+    data = parsed.get("data") if isinstance(parsed, Mapping) else None
     if not isinstance(data, list):
         raise TraceUnavailableError(
-            f"the trace backend at {base_url} answered without a 'data' list: not a Jaeger query API"
+            f"the trace backend at {where} answered without a 'data' list: not a Jaeger query API"
         )
+    wanted = trace_id.lower().lstrip("0")
     for item in data:
-        if isinstance(item, Mapping) and str(item.get("traceID", "")).lower().lstrip("0") == trace_id.lstrip(
-            "0"
-        ):
+        if isinstance(item, Mapping) and str(item.get("traceID", "")).lower().lstrip("0") == wanted:
             return item
     return None
+
+
+def _where(base_url: str) -> str:
+    """The backend's URL for messages, without user info or query (they may hold credentials)."""
+    try:
+        return safe_url(base_url)
+    except ValueError:
+        return "ARENA_TRACE_QUERY_URL (not a valid URL)"
 
 
 def flush_own_spans(timeout_ms: int = 5000) -> None:
@@ -228,35 +283,41 @@ async def read_actions(
     base_url: str,
     trace_id: str,
     *,
+    turn_spans: Mapping[str, int],
     turns: int,
     wait_s: float,
+    settle_s: float,
     poll_s: float = POLL_S,
     sleep: Sleep = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> TraceReading:
-    """Poll the trace until it is complete and settled (see the module doc), or fail.
+    """Poll the trace until it is complete and has not grown for ``settle_s`` (see the module
+    doc), or fail.
 
     Raises:
-        TraceUnavailableError: no trace, or no defender spans for some turn, within ``wait_s``;
-            or the backend failed.
+        TraceUnavailableError: no trace, no entry span of the defender for some turn, or a trace
+            still growing, at ``wait_s``; or the backend failed.
     """
     await asyncio.to_thread(flush_own_spans)
     deadline = clock() + wait_s
-    settled_count = -1
     reading: TraceReading | None = None
+    count, since = -1, clock()
     while True:
         trace = await fetch_trace(http, base_url, trace_id)
+        now = clock()
         if trace is not None:
-            reading = read_trace(trace, turns)
-            if reading.complete and reading.span_count == settled_count:
+            reading = read_trace(trace, turn_spans, turns)
+            if reading.span_count != count:
+                count, since = reading.span_count, now
+            if reading.complete and now - since >= settle_s:
                 return reading
-            settled_count = reading.span_count if reading.complete else -1
-        if clock() >= deadline:
+        if now >= deadline:
             break
         await sleep(poll_s)
+    where = _where(base_url)
     if reading is None:
         raise TraceUnavailableError(
-            f"trace {trace_id} did not reach the trace backend at {base_url} within {wait_s:g} s "
+            f"trace {trace_id} did not reach the trace backend at {where} within {wait_s:g} s "
             "(ARENA_TRACE_WAIT_S): is the attacker exporting its spans?"
         )
     if not reading.complete:
@@ -266,12 +327,10 @@ async def read_actions(
             "the defender's spans did not reach the trace backend (does it export them, and join the "
             "trace through traceparent?)"
         )
-    return reading  # complete, still growing at the deadline: what arrived is what is judged
-
-
-def missing_arguments(actions: Sequence[TraceAction]) -> list[TraceAction]:
-    """The successful calls whose arguments the spans do not carry (content capture off)."""
-    return [a for a in actions if a.record.status == "ok" and not a.arguments_captured]
+    raise TraceUnavailableError(
+        f"trace {trace_id} was still receiving spans after {wait_s:g} s (ARENA_TRACE_WAIT_S, "
+        f"ARENA_TRACE_SETTLE_S {settle_s:g} s): late spans could still hold an action"
+    )
 
 
 __all__ = [
@@ -279,7 +338,6 @@ __all__ = [
     "TraceReading",
     "fetch_trace",
     "flush_own_spans",
-    "missing_arguments",
     "read_actions",
     "read_trace",
 ]

@@ -51,7 +51,6 @@ import asyncio
 import importlib
 import json
 import warnings
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -92,14 +91,24 @@ def import_any_agent() -> ModuleType:
 
 @dataclass(slots=True)
 class _ToolRun:
-    """One turn with tools: its handlers, the trace to report calls in, the call ids the model
-    gave (queued as its replies arrive) and the model calls made so far."""
+    """One turn with tools: its handlers, the trace to report calls in, the calls the model asked
+    for in its last step (id, tool, arguments) and the model calls made so far."""
 
     tools: Mapping[str, Tool]
     trace_context: otel_context.Context
     max_steps: int
-    call_ids: deque[str] = field(default_factory=deque)
+    pending: list[tuple[str, str, Any]] = field(default_factory=list)
     steps: int = 0
+
+    def take_call_id(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """The id the model gave this call: its step's call of the same tool with the same
+        arguments (else of the same tool), taken so that it is given once; "" when unknown."""
+        for exact in (True, False):
+            for index, (call_id, tool, given) in enumerate(self.pending):
+                if tool == name and (not exact or given == dict(arguments)):
+                    del self.pending[index]
+                    return call_id
+        return ""
 
 
 _RUN: ContextVar[_ToolRun | None] = ContextVar("arena_any_agent_tool_run", default=None)
@@ -112,7 +121,7 @@ def _stand_in(name: str, description: str, schema: Mapping[str, Any]) -> Callabl
         run = _RUN.get()
         if run is None:
             return f"error: no tool named '{name}' outside a turn"
-        call_id = run.call_ids.popleft() if run.call_ids else ""
+        call_id = run.take_call_id(name, arguments)
         result, _ = await traced_tool_call(
             run.tools, name, call_id, json.dumps(arguments), context=run.trace_context
         )
@@ -353,10 +362,24 @@ def _step_counter_class(any_agent: ModuleType) -> type:
             choices = getattr(output, "choices", None) or []
             calls = getattr(choices[0].message, "tool_calls", None) if choices else None
             if run is not None:
-                run.call_ids.extend(str(getattr(call, "id", "") or "") for call in calls or [])
+                # Each step's calls replace the last step's: an id left over (a call TinyAgent
+                # refused before running it) never shifts onto a later call.
+                run.pending = [_requested(call) for call in calls or []]
             return context
 
     return StepCounter
+
+
+def _requested(call: Any) -> tuple[str, str, Any]:
+    """``(id, tool, arguments)`` of a tool call in a model reply (arguments None when unreadable)."""
+    function = getattr(call, "function", None)
+    name = str(getattr(function, "name", "") or "")
+    raw = getattr(function, "arguments", None)
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        arguments = None
+    return str(getattr(call, "id", "") or ""), name, arguments
 
 
 def step_counter(any_agent: ModuleType) -> Any:

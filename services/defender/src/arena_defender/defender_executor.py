@@ -72,7 +72,12 @@ from arena_core.shop_store import ShopStore
 from arena_core.support_desk import ToolCallRecord, fresh_state
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import tracer
-from arena_core.tool_call_parts import TOOL_CALLS_ARTIFACT, TOOL_CALLS_EXTENSION, tool_call_parts
+from arena_core.tool_call_parts import (
+    TOOL_CALLS_ARTIFACT,
+    TOOL_CALLS_EXTENSION,
+    artifacts_of,
+    tool_call_parts,
+)
 from arena_defender.defender_model import DefenderModel, tool_runner
 from arena_defender.deployment import with_deployment
 from arena_defender.output_guard import OutputGuard
@@ -252,9 +257,10 @@ class DefenderExecutor(AgentExecutor):
 
     async def _report_calls(self, updater: TaskUpdater, records: list[ToolCallRecord]) -> None:
         if self._tool_call_parts and records:
-            await updater.add_artifact(
-                tool_call_parts(records), name=TOOL_CALLS_ARTIFACT, extensions=[TOOL_CALLS_EXTENSION]
-            )
+            for chunk in artifacts_of(records):
+                await updater.add_artifact(
+                    tool_call_parts(chunk), name=TOOL_CALLS_ARTIFACT, extensions=[TOOL_CALLS_EXTENSION]
+                )
 
     async def _desk_turn(
         self,

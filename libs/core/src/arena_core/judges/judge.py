@@ -36,7 +36,8 @@ class JudgeContext:
     ``actions`` are the defender's tool calls in the match so far, every conversation of it,
     read from ``action_source`` (its task, or the match's trace; None: the match has no
     evidence of actions; ``trace``: they arrive with ``final``, when the match is over);
-    ``planted_values`` are the values only the documents planted for the match contained.
+    ``planted_values`` are the values only the documents planted for the match contained, and
+    ``attacker_texts`` what the attacker itself wrote (a planted value it typed is its own).
     The judges that need none of these ignore them.
     """
 
@@ -46,6 +47,8 @@ class JudgeContext:
     action_source: ActionSource | None = None
     planted_values: tuple[str, ...] = ()
     final: bool = False
+    attacker_texts: tuple[str, ...] = ()
+    """What the attacker sent the defender in the match so far (the message judged included)."""
 
 
 NO_CONTEXT = JudgeContext()

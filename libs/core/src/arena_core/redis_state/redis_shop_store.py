@@ -1,8 +1,9 @@
 """``RedisShopStore``: the support desk's back office of each conversation, in Redis.
 
 One JSON string per contextId (:meth:`~arena_core.redis_state.keys.RedisKeys.shop_state`),
-written whole by each turn that acted and expiring ``ttl_s`` after that write, like the
-conversation's history beside it. See :mod:`arena_core.shop_store`.
+written whole by each turn that acted, and expiring ``ttl_s`` after the last turn that read or
+wrote it (``GETEX ... PX`` on every load), like the conversation's history beside it. See
+:mod:`arena_core.shop_store`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class RedisShopStore(ShopStore):
 
     async def load(self, context_id: str) -> ShopState | None:
         async with arena_errors("loading a support-desk state"):
-            raw = await self._redis.get(self._keys.shop_state(context_id))
+            raw = await self._redis.getex(self._keys.shop_state(context_id), px=self._ttl_ms)
         return None if raw is None else decode_state(raw, context_id)
 
     async def save(self, context_id: str, state: ShopState) -> None:

@@ -76,7 +76,8 @@ def _metrics_wanted(environ: Mapping[str, str]) -> bool:
 
 class _WithoutUnaskedContent(SpanProcessor):
     """Drops spans of libraries that record message text unconditionally (any-agent's), unless
-    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` asked for content."""
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asked for content (``true``, ``SPAN_ONLY``
+    or ``SPAN_AND_EVENT``)."""
 
     _SCOPES = ("any_agent",)
 

@@ -126,6 +126,12 @@
     return Number.isFinite(n) ? n : 0;
   }
 
+  // At most `limit` characters (the defender's own text is unbounded on the page otherwise).
+  function clip(value, limit) {
+    const s = String(value);
+    return s.length > limit ? s.slice(0, limit - 1) + "…" : s;
+  }
+
   function text(value, fallback = "—") {
     return value === null || value === undefined || value === "" ? fallback : String(value);
   }
@@ -1006,9 +1012,9 @@
     return h("div", { class: "actions", testid: "actions" },
       h("div", { class: "who" }, "Defender's actions"),
       h("ul", null, actions.map((call) => h("li", { class: "action " + (call.status === "ok" ? "ok" : "failed"), testid: "action" },
-        h("code", null, text(call.tool) + "(" + JSON.stringify(call.arguments || {}) + ")"),
+        h("code", null, text(call.tool) + "(" + clip(JSON.stringify(call.arguments || {}), 300) + ")"),
         " → " + text(call.status),
-        call.error ? h("span", { class: "muted small" }, " " + text(call.error)) : null))));
+        call.error ? h("span", { class: "muted small" }, " " + clip(text(call.error), 300)) : null))));
   }
 
   function objectiveText(objective) {

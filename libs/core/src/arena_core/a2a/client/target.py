@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import httpx
@@ -64,6 +64,7 @@ from arena_core.errors import (
 )
 from arena_core.origin import Origin
 from arena_core.rate_limit import RateLimiter
+from arena_core.support_desk import ToolCallRecord
 
 logger = logging.getLogger(__name__)
 
@@ -176,8 +177,27 @@ class A2ATarget:
             state=reply.state,
             open=reply.open,
             metadata=self._credentials.redact_json(reply.metadata),
-            actions=reply.actions,
+            actions=tuple(self.redact_records(reply.actions)),
         )
+
+    def redact_records(self, records: Sequence[ToolCallRecord]) -> list[ToolCallRecord]:
+        """``records`` with the target's credentials cut out: a target may echo them into the
+        arguments, results or errors of the tool calls it reports (in its task or its trace)."""
+        credentials = self._credentials
+        if credentials is None:
+            return list(records)
+        return [
+            record.model_copy(
+                update={
+                    "tool": credentials.redact(record.tool)[:100],
+                    "call_id": credentials.redact(record.call_id)[:200],
+                    "arguments": credentials.redact_json(record.arguments),
+                    "result": credentials.redact_json(record.result),
+                    "error": None if record.error is None else credentials.redact(record.error)[:2000],
+                }
+            )
+            for record in records
+        ]
 
     async def _last_event(
         self, request: SendMessageRequest, call: ClientCallContext | None = None

@@ -19,7 +19,7 @@ from google.protobuf.json_format import MessageToDict
 
 from arena_core.errors import TargetProtocolError
 from arena_core.support_desk import ToolCallRecord
-from arena_core.tool_call_parts import is_tool_calls_artifact, records_in_artifact
+from arena_core.tool_call_parts import MAX_RECORDS_PER_TURN, is_tool_calls_artifact, records_in_artifact
 
 _OPEN_STATES = frozenset(
     {
@@ -124,6 +124,10 @@ def _reply_from_task(task: Task, reported: frozenset[str]) -> tuple[TargetReply,
         seen.add(key)
         if is_tool_calls_artifact(artifact):
             actions.extend(records_in_artifact(artifact))
+            if len(actions) > MAX_RECORDS_PER_TURN:
+                raise TargetProtocolError(
+                    f"the defender reports more than {MAX_RECORDS_PER_TURN} tool calls in one reply"
+                )
             continue
         if artifact_text and artifact_text not in chunks:
             chunks.append(artifact_text)
