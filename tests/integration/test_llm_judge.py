@@ -331,7 +331,17 @@ def test_registry_offers_regex_and_llm_and_passes_the_factory_only_to_llm() -> N
     def factory() -> ChatModel:
         raise AssertionError("no judge may build its model when it is looked up")
 
-    assert JUDGE_NAMES == ("phrase", "exact", "strict", "regex", "llm", "canary", "length", "helpful")
+    assert JUDGE_NAMES == (
+        "phrase",
+        "exact",
+        "strict",
+        "regex",
+        "llm",
+        "canary",
+        "length",
+        "action",
+        "helpful",
+    )
     assert isinstance(get_judge(" LLM ", model_factory=factory), LlmJudge)
     assert isinstance(get_judge("regex", model_factory=factory), RegexJudge)
     assert LlmJudge.kinds == frozenset({"phrase", "rubric"})

@@ -113,5 +113,5 @@ async def test_malformed_planted_documents_fail_the_task(arena: InProcessArena) 
         extensions=(PLANTED_DOCUMENTS_EXTENSION,),
     )
     assert reply.state == "failed"
-    assert "planted content is invalid" in reply.text
+    assert "planted documents are invalid" in reply.text
     await target.close()

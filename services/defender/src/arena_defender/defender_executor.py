@@ -167,12 +167,14 @@ class DefenderExecutor(AgentExecutor):
             )
             return
         metadata = MessageToDict(message.metadata) if message.metadata else None
+        what = "secrets"
         try:
             secrets = read_planted_secrets(metadata)
+            what = "documents"
             documents = read_planted_documents(metadata) if self._shops is not None else None
         except InvalidInputError as exc:
             await updater.failed(
-                _agent_text(updater, f"The message's planted content is invalid: {exc.message}")
+                _agent_text(updater, f"The message's planted {what} are invalid: {exc.message}")
             )
             return
         system = self._system
