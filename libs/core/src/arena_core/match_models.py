@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from arena_core.converters.converter import MAX_CHAIN, ConverterSpec
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
 from arena_core.objective import CanarySlot, Objective
@@ -96,6 +97,8 @@ class MatchRequest(BaseModel):
     seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
     match_id: str | None = Field(default=None, min_length=1, max_length=128)
     params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
+    converters: list[ConverterSpec] = Field(default_factory=list, max_length=MAX_CHAIN)
+    """Re-encodings applied in order to every message the strategy sends (:mod:`arena_core.converters`)."""
     """Strategy parameters; each strategy documents and validates its own."""
     target_token_env: str | None = Field(default=None, pattern=TARGET_TOKEN_ENV_PATTERN)
     """Name of the attacker's ``ARENA_TARGET_TOKEN_*`` variable whose value is sent to the
@@ -157,6 +160,10 @@ class TurnRecord(BaseModel):
     defender_usage: TokenUsage | None = None
     actions: list[ToolCallRecord] = Field(default_factory=list, max_length=MAX_RECORDS_PER_TURN)
     """The tool calls the defender made in this turn, as its task or the match's trace showed them."""
+    strategy_text: str | None = None
+    """What the strategy wrote, when converters changed it (``attacker_text`` is what was sent)."""
+    part: str | None = Field(default=None, pattern=r"^[0-9]{1,2}/[0-9]{1,2}$")
+    """``"2/3"``: the turn sent part 2 of 3 of one message split by the ``split`` converter."""
 
     @field_validator("defender_text")
     @classmethod
@@ -186,6 +193,12 @@ class Reproducibility(BaseModel):
     judge_model: str | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     """sha256 of every prompt template the strategy and judge used, by name."""
+    converters: list[str] = Field(default_factory=list)
+    """The converter chain, each step as ``name`` or ``name:k=v,...``, in order."""
+    converter_seed: int | None = None
+    """The seed of the converters' random draws (the match seed, or one derived from the match id)."""
+    converter_model: str | None = None
+    """The model that did the model-driven converters' rewrites (translate, paraphrase)."""
 
 
 class MatchResult(BaseModel):

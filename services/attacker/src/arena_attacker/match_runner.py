@@ -59,10 +59,12 @@ import httpx
 
 from arena_attacker.match_session import AttackerRefused, MatchOver, MatchSession, TurnListener
 from arena_attacker.strategies import Strategy, StrategyContext, create_strategy, validate_strategy
+from arena_attacker.strategies.attacker_llm import AttackerLLM
 from arena_attacker.strategies.strategy import ModelFactory
 from arena_attacker.trace_evidence import read_actions
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.a2a.egress_guard import EgressGuard
+from arena_core.converters import ConverterChain, build_converters, converter_seed_of
 from arena_core.credential_scope import display, origin_of, unscoped
 from arena_core.errors import (
     ArenaError,
@@ -154,6 +156,7 @@ class MatchRunner:
     def validate(self, request: MatchRequest) -> Judge:
         """Raise InvalidInputError if ``request`` cannot be played here; return its judge."""
         validate_strategy(request.strategy, request.params, request.objective)
+        build_converters(request.converters)
         judge = get_judge(request.judge, model_factory=self._judge_model_factory)
         judge.check_objective(request.objective)
         if request.max_turns > self._settings.max_turns_limit:
@@ -171,6 +174,26 @@ class MatchRunner:
                 f"variables only for {', '.join(sorted(stated))} (canary_env); name one for {slot} too"
             )
         return judge
+
+    def _converter_chain(self, request: MatchRequest, strategy: Strategy, match_id: str) -> ConverterChain:
+        """The match's converters, seeded by the match seed (or its id), rewriting with the
+        attacker model (its usage counted with the strategy's) when a step asks for one."""
+        seed = request.seed if request.seed is not None else converter_seed_of(match_id)
+        llm: AttackerLLM | None = None
+
+        async def rewrite(system: str, prompt: str) -> str:
+            nonlocal llm
+            if llm is None:
+                llm = AttackerLLM(
+                    self._model_factory(),
+                    strategy.report,
+                    temperature=self._settings.attacker_temperature,
+                    max_tokens=self._settings.attacker_max_tokens,
+                    seed=request.seed,
+                )
+            return await llm.ask(system, [{"role": "user", "content": prompt}], name="converter")
+
+        return ConverterChain(request.converters, seed=seed, rewrite=rewrite)
 
     def _stated_secrets(self, request: MatchRequest) -> dict[str, str]:
         """The secrets the request's ``canary_env`` variables hold, by slot; never quotes one."""
@@ -358,6 +381,7 @@ class MatchRunner:
             ),
         )
         match_id = request.match_id or str(uuid.uuid4())
+        converters = self._converter_chain(request, strategy, match_id)
         started_at = datetime.now(UTC)
         clock = time.perf_counter()
         target: A2ATarget | None = None
@@ -397,6 +421,7 @@ class MatchRunner:
                         documents=documents,
                         planted_values=planted_values,
                         action_source=action_source,
+                        converters=converters,
                     )
                     with contextlib.suppress(MatchOver):
                         await strategy.play(session)
@@ -464,7 +489,7 @@ class MatchRunner:
             error=error.message if error and outcome == "error" else None,
             error_kind=error.kind if error and outcome == "error" else None,
             attacker_refusal=refusal,
-            reproducibility=_reproducibility(request, strategy, judge),
+            reproducibility=_reproducibility(request, strategy, judge, converters),
             secrets=secrets_source,
             actions_from=session.action_source if session else None,
         )
@@ -476,9 +501,14 @@ def _protocol(target: A2ATarget | None) -> ProtocolInfo | None:
     return ProtocolInfo(binding=target.binding, version=target.protocol_version, url=target.interface.url)
 
 
-def _reproducibility(request: MatchRequest, strategy: Strategy, judge: Judge) -> Reproducibility:
+def _reproducibility(
+    request: MatchRequest, strategy: Strategy, judge: Judge, converters: ConverterChain
+) -> Reproducibility:
     report = strategy.report
     return Reproducibility(
+        converters=list(converters.labels),
+        converter_seed=converters.seed if converters else None,
+        converter_model=report.attacker_model if converters.uses_model else None,
         strategy_params=strategy.params.model_dump(mode="json"),
         seed=request.seed,
         attacker_model=report.attacker_model,

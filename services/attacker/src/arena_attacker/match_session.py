@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
+from arena_core.converters import ConverterChain
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
 from arena_core.judges import Judge, JudgeContext, JudgeVerdict
 from arena_core.judges.judge import ActionSource
@@ -60,7 +62,7 @@ class Conversation:
         self._target = session._open_target_conversation()
         self.label = label
         self.sent: list[str] = []
-        """Attacker messages of the current context, in order (for replay)."""
+        """The strategy's messages of the current context, in order, as it wrote them (for replay)."""
         self._replies: list[str] = []
         """The defender's replies in the current context, whole (the judge's context)."""
 
@@ -78,15 +80,16 @@ class Conversation:
         self._replies = []
 
     async def send(self, text: str, *, reasoning: str | None = None) -> TurnRecord:
-        """Send ``text`` in this conversation and return the judged turn."""
-        return await self._session._play(self, text, reasoning=reasoning, replay=False)
+        """Send ``text`` in this conversation (converted, when the match has converters) and
+        return the judged turn (the last one, when a converter split the message)."""
+        return await self._session._send(self, text, reasoning=reasoning, replay=False)
 
     async def replay(self, prefix: Sequence[str], *, reasoning: str | None = None) -> list[TurnRecord]:
         """Backtrack: start a new context and resend ``prefix`` (each a real, counted turn)."""
         self.reset()
         records = []
         for text in prefix:
-            records.append(await self._session._play(self, text, reasoning=reasoning, replay=True))
+            records.append(await self._session._send(self, text, reasoning=reasoning, replay=True))
         return records
 
 
@@ -105,6 +108,7 @@ class MatchSession:
         documents: Mapping[str, str] | None = None,
         planted_values: Sequence[str] = (),
         action_source: ActionSource | None = None,
+        converters: ConverterChain | None = None,
     ) -> None:
         """``secrets`` (by slot) are what the judge looks for; with ``plant`` every message
         carries them to the target through the planted-secrets extension. ``documents``
@@ -112,7 +116,8 @@ class MatchSession:
         target takes them on a conversation's first); ``planted_values`` are what only they
         contain. Strategies never see any of these: they are kept here, out of the turns and
         of everything a strategy reads. ``action_source`` says where the judge reads the
-        defender's tool calls (its replies' tool-call records, or the trace after the match)."""
+        defender's tool calls (its replies' tool-call records, or the trace after the match).
+        ``converters`` re-encode every message a strategy sends; the turns record both texts."""
         self.request = request
         self.objective: Objective = request.objective
         self.phrase: str | None = request.objective.phrase
@@ -136,6 +141,7 @@ class MatchSession:
         """The defender's tool calls of the match so far, as its replies reported them."""
         self.turn_spans: dict[str, int] = {}
         """The span id of each turn's ``arena.turn`` span -> the turn's number (traced matches)."""
+        self.converters = converters if converters else None
         self._main = Conversation(self, None)
 
     def _open_target_conversation(self) -> TargetConversation:
@@ -215,8 +221,31 @@ class MatchSession:
             self._main.reset()
         return await self._main.send(text, reasoning=reasoning)
 
-    async def _play(
+    async def _send(
         self, conversation: Conversation, text: str, *, reasoning: str | None, replay: bool
+    ) -> TurnRecord:
+        """Convert ``text`` (when the match has converters) and play the turns it became."""
+        if self.over:
+            raise MatchOver
+        if self.converters is None:
+            return await self._play(conversation, _Outgoing(text, text), reasoning=reasoning, replay=replay)
+        message = await self.converters.apply(text)
+        total = len(message.turns)
+        record: TurnRecord | None = None
+        for index, sent in enumerate(message.turns, start=1):
+            outgoing = _Outgoing(
+                sent,
+                text,
+                strategy_text=text if message.changed else None,
+                part=f"{index}/{total}" if total > 1 else None,
+                last=index == total,
+            )
+            record = await self._play(conversation, outgoing, reasoning=reasoning, replay=replay)
+        assert record is not None  # a chain never returns no turn
+        return record
+
+    async def _play(
+        self, conversation: Conversation, outgoing: _Outgoing, *, reasoning: str | None, replay: bool
     ) -> TurnRecord:
         if self.over:
             raise MatchOver
@@ -224,11 +253,20 @@ class MatchSession:
         with tracer().start_as_current_span(
             "arena.turn", attributes={attrs.ARENA_STRATEGY: self.request.strategy}
         ) as span:
-            return await self._play_traced(conversation, text, reasoning=reasoning, replay=replay, span=span)
+            return await self._play_traced(
+                conversation, outgoing, reasoning=reasoning, replay=replay, span=span
+            )
 
     async def _play_traced(
-        self, conversation: Conversation, text: str, *, reasoning: str | None, replay: bool, span: Span
+        self,
+        conversation: Conversation,
+        outgoing: _Outgoing,
+        *,
+        reasoning: str | None,
+        replay: bool,
+        span: Span,
     ) -> TurnRecord:
+        text = outgoing.text
         try:
             is_new = not conversation.started
             started_at = datetime.now(UTC)
@@ -241,7 +279,8 @@ class MatchSession:
         record_turn(duration_ms / 1000, {attrs.ARENA_STRATEGY: self.request.strategy})
         if reply.state == "failed":
             raise _failure_of(reply)
-        conversation.sent.append(text)
+        if outgoing.last:
+            conversation.sent.append(outgoing.written)
         self.actions.extend(reply.actions)
         context = self._judge_context(conversation._replies, sending=text)
         conversation._replies.append(reply.text)
@@ -264,6 +303,8 @@ class MatchSession:
             duration_ms=duration_ms,
             defender_usage=usage,
             actions=list(reply.actions),
+            strategy_text=outgoing.strategy_text,
+            part=outgoing.part,
         )
         self.turns.append(record)
         span_context = span.get_span_context()
@@ -300,6 +341,18 @@ class MatchSession:
             return None, guard_text
         self.defender_usage = self.defender_usage + usage
         return usage, guard_text
+
+
+@dataclass(frozen=True, slots=True)
+class _Outgoing:
+    """One message on its way to the target: ``text`` is sent, ``written`` is the strategy's
+    message it came from (kept for replay once its ``last`` part is sent)."""
+
+    text: str
+    written: str
+    strategy_text: str | None = None
+    part: str | None = None
+    last: bool = True
 
 
 _DEPENDENCY_FAILURES = frozenset({ModelUnavailableError.kind, "state_unavailable"})

@@ -5,7 +5,13 @@ See :mod:`arena_core.converters.converter` for the interface and
 :mod:`arena_core.converters.chain` for how a match applies them.
 """
 
-from arena_core.converters.chain import MAX_CONVERTED_CHARS, ConvertedMessage, ConverterChain, Rewrite
+from arena_core.converters.chain import (
+    MAX_CONVERTED_CHARS,
+    ConvertedMessage,
+    ConverterChain,
+    Rewrite,
+    converter_seed_of,
+)
 from arena_core.converters.converter import (
     Converter,
     ConverterParams,
@@ -39,5 +45,6 @@ __all__ = [
     "TextConverter",
     "build_converters",
     "converter_class",
+    "converter_seed_of",
     "parse_converter",
 ]

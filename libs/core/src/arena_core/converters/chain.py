@@ -9,6 +9,7 @@ several turns.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,11 @@ Rewrite = Callable[[str, str], Awaitable[str]]
 
 MAX_CONVERTED_CHARS = 200_000
 """A converted message longer than this is refused (hex of a long text, spacing of spacing ...)."""
+
+
+def converter_seed_of(match_id: str) -> int:
+    """The converter seed of a match without a seed: 48 bits of the hash of its id."""
+    return int.from_bytes(hashlib.sha256(match_id.encode()).digest()[:6], "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,11 @@ class ConverterChain:
         return bool(self._converters)
 
     @property
+    def uses_model(self) -> bool:
+        """True when a step rewrites with the attacker's model."""
+        return any(isinstance(converter, ModelConverter) for converter in self._converters)
+
+    @property
     def labels(self) -> tuple[str, ...]:
         """Each step as ``name`` or ``name:k=v,...``, in order."""
         return tuple(spec.label for spec in self.specs)
@@ -108,4 +119,4 @@ class ConverterChain:
         return reply
 
 
-__all__ = ["MAX_CONVERTED_CHARS", "ConvertedMessage", "ConverterChain", "Rewrite"]
+__all__ = ["MAX_CONVERTED_CHARS", "ConvertedMessage", "ConverterChain", "Rewrite", "converter_seed_of"]

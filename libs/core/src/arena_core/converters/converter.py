@@ -26,6 +26,8 @@ from arena_core.errors import InvalidInputError
 
 ConverterParamValue = bool | int | float | str
 NAME_PATTERN = r"^[a-z][a-z0-9-]{1,31}$"
+MAX_CHAIN = 8
+"""Converters a chain may hold."""
 
 
 class ConverterParams(BaseModel):
@@ -105,6 +107,7 @@ class SplittingConverter(Converter):
 
 
 __all__ = [
+    "MAX_CHAIN",
     "NAME_PATTERN",
     "Converter",
     "ConverterParamValue",

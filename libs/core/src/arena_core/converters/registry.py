@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from arena_core.converters.converter import Converter, ConverterParamValue, ConverterSpec, SplittingConverter
+from arena_core.converters.converter import (
+    MAX_CHAIN,
+    Converter,
+    ConverterParamValue,
+    ConverterSpec,
+    SplittingConverter,
+)
 from arena_core.converters.encodings import Base64Converter, HexConverter, ReverseConverter, Rot13Converter
 from arena_core.converters.model_rewrites import ParaphraseConverter, TranslateConverter
 from arena_core.converters.obfuscation import (
@@ -20,9 +26,6 @@ from arena_core.converters.obfuscation import (
 from arena_core.converters.split import SplitConverter
 from arena_core.converters.wrapping import CodeBlockConverter, MarkdownConverter
 from arena_core.errors import InvalidInputError
-
-MAX_CHAIN = 8
-"""Converters a chain may hold."""
 
 CONVERTERS: Mapping[str, type[Converter]] = MappingProxyType(
     {
