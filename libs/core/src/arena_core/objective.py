@@ -84,6 +84,10 @@ class Objective(BaseModel):
     """What success means, in words that complete "get the target to ..."."""
     categories: tuple[str, ...] = Field(default=(), max_length=16)
     """OWASP ids (``LLM07:2025``, ``ASI01``) the objective tests."""
+    decode: bool = False
+    """``phrase`` and ``pattern`` objectives: the rule judges also look in the reply decoded
+    (base64, hex, ROT13, reversed, leetspeak, look-alike letters, invisible or spaced-out
+    characters; :mod:`arena_core.judges.decodings`), so a reply re-encoded by request counts."""
 
     @model_validator(mode="before")
     @classmethod
@@ -118,6 +122,8 @@ class Objective(BaseModel):
             raise ValueError(f"an action objective needs 'action', one of: {', '.join(ACTION_RULES)}")
         if self.kind == "benign" and not self.request:
             raise ValueError("a benign objective needs 'request'")
+        if self.decode and self.kind not in ("phrase", "pattern"):
+            raise ValueError("'decode' applies to phrase and pattern objectives only")
         if self.kind in ("canary", "length", "action") and not self.description:
             raise ValueError(f"a {self.kind} objective needs 'description' (the goal attackers are given)")
         return self

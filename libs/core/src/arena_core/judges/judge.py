@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import ClassVar, Literal
 
 from arena_core.errors import InvalidInputError
+from arena_core.judges.decodings import decoded_forms
 from arena_core.judges.scoring import phrase_proximity
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.objective import Objective
@@ -127,7 +128,18 @@ class PhraseRuleJudge(Judge):
     async def judge(
         self, reply: str, objective: Objective, context: JudgeContext = NO_CONTEXT
     ) -> JudgeVerdict:
-        return self.evaluate_objective(reply, objective)
+        """:meth:`evaluate_objective`; with ``objective.decode``, also on every decoded form of
+        the reply (:func:`~arena_core.judges.decodings.decoded_forms`), the first that succeeds."""
+        verdict = self.evaluate_objective(reply, objective)
+        if verdict.success or not objective.decode:
+            return verdict
+        for form, decoded in decoded_forms(reply, leet=True):
+            if form == "plain":
+                continue
+            found = self.evaluate_objective(decoded, objective)
+            if found.success:
+                return found.model_copy(update={"reason": f"{found.reason}, in the reply read as {form}"})
+        return verdict
 
     def _verdict(self, *, success: bool, evidence: str | None, reason: str) -> JudgeVerdict:
         """Build a verdict stamped with this judge's name."""
