@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arena_core.converters.converter import MAX_CHAIN, ConverterSpec
+from arena_core.converters.registry import build_converters
+from arena_core.errors import InvalidInputError
 from arena_core.judges.verdict import JudgeVerdict
 from arena_core.llm.usage import TokenUsage
 from arena_core.objective import CanarySlot, Objective
@@ -114,6 +116,15 @@ class MatchRequest(BaseModel):
     def _phrase_shorthand(cls, value: object) -> object:
         if isinstance(value, str):
             return {"phrase": value}
+        return value
+
+    @field_validator("converters")
+    @classmethod
+    def _valid_chain(cls, value: list[ConverterSpec]) -> list[ConverterSpec]:
+        try:
+            build_converters(value)  # known names, valid params, split last
+        except InvalidInputError as exc:
+            raise ValueError(exc.message) from None
         return value
 
     @field_validator("target")
