@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Annotated, cast
 
 import typer
+from pydantic import ValidationError
 
 from arena import __version__
 from arena.campaign_cli import campaign_app, report
 from arena.cli_support import console, err_console, fail, interrupt_on_sigterm, print_error, start_telemetry
 from arena.objectives_cli import objectives_app
 from arena.serve_cli import Engine, ScriptedMode, serve_app
+from arena_core.converters import parse_converter
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
 from arena_core.match_models import MatchRequest, Objective
 from arena_core.objective import CANARY_SLOTS, CanarySlot
@@ -88,6 +90,8 @@ def _request(
     token_env: str | None = None,
     objective_id: str | None = None,
     canaries: list[str] | None = None,
+    converters: list[str] | None = None,
+    decode: bool = False,
 ) -> MatchRequest:
     try:
         if objective_id:
@@ -102,8 +106,10 @@ def _request(
             goal = (
                 Objective(kind="rubric", rubric=rubric, pattern=pattern)
                 if rubric
-                else Objective(phrase=objective, pattern=pattern)
+                else Objective(phrase=objective, pattern=pattern, decode=decode)
             )
+        if decode and goal.kind in ("phrase", "pattern") and not goal.decode:
+            goal = goal.model_copy(update={"decode": True})
         return MatchRequest(
             target=target,
             objective=goal,
@@ -114,7 +120,15 @@ def _request(
             params=_params(params),
             target_token_env=token_env,
             canary_env=_canaries(canaries),
+            converters=[parse_converter(text) for text in converters or []],
         )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'options'}: "
+            + error["msg"].removeprefix("Value error, ")
+            for error in exc.errors()
+        )
+        raise InvalidInputError(f"invalid match options: {problems}") from exc
     except ValueError as exc:
         raise InvalidInputError(f"invalid match options: {exc}") from exc
 
@@ -147,6 +161,23 @@ PatternOpt = Annotated[str | None, typer.Option(help="Regular expression for --j
 ParamOpt = Annotated[
     list[str] | None,
     typer.Option("--param", help="Strategy parameter KEY=VALUE (repeatable); see docs/strategies.md."),
+]
+ConverterOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--converter",
+        help=(
+            "Re-encode every attacker message: NAME or NAME:KEY=VALUE,... (repeatable, applied in "
+            "order; e.g. base64, leetspeak, split:parts=3, translate:language=Zulu). See docs/converters.md."
+        ),
+    ),
+]
+DecodeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--decode",
+        help="Also count the phrase in a reply re-encoded (base64, hex, ROT13, leetspeak, spaced out ...).",
+    ),
 ]
 JudgeOpt = Annotated[
     str,
@@ -223,6 +254,8 @@ def match(
     rubric: RubricOpt = None,
     pattern: PatternOpt = None,
     param: ParamOpt = None,
+    converter: ConverterOpt = None,
+    decode: DecodeOpt = False,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -271,6 +304,8 @@ def match(
         token_env=token_env,
         objective_id=objective_id,
         canaries=canary,
+        converters=converter,
+        decode=decode,
     )
     _check_names(request)
     result = run_match_command(

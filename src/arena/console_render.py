@@ -30,7 +30,10 @@ def render_turn(console: Console, record: TurnRecord) -> None:
     body = Text()
     if record.reasoning:
         body.append(f"{record.reasoning}\n", style="dim italic")
-    body.append("attacker ▶ ", style="bold red")
+    if record.strategy_text is not None and (record.part is None or record.part.startswith("1/")):
+        body.append("strategy ✎ ", style="dim")
+        body.append(f"{record.strategy_text}\n", style="dim")
+    body.append("attacker ▶ " + (f"(part {record.part}) " if record.part else ""), style="bold red")
     body.append(f"{record.attacker_text}\n")
     body.append("defender ◀ ", style="bold blue")
     body.append(record.defender_text or "(empty reply)")

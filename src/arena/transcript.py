@@ -74,6 +74,12 @@ def transcript_markdown(result: MatchResult) -> str:
             f"attacker temperature {repro.attacker_temperature} · judge model {repro.judge_model} · "
             f"prompts {', '.join(f'{k}={v[:19]}…' for k, v in sorted(repro.prompt_hashes.items())) or 'none'}"
         )
+        if repro.converters:
+            model = f" · rewrites by {repro.converter_model}" if repro.converter_model else ""
+            lines.append(
+                f"- **Converters:** {' → '.join(f'`{c}`' for c in repro.converters)} · "
+                f"seed {repro.converter_seed}{model}"
+            )
     if result.actions_from is not None:
         lines.append(f"- **Actions read from:** {_ACTIONS_FROM[result.actions_from]}")
     if result.verdict is not None:
@@ -97,9 +103,13 @@ def transcript_markdown(result: MatchResult) -> str:
             lines += ["", f"*Attacker's notes:* {turn.reasoning}"]
         if turn.guard:
             lines += ["", f"*Defender's output guard intervened:* {turn.guard}"]
+        first_part = turn.part is None or turn.part.startswith("1/")
+        if turn.strategy_text is not None and first_part:
+            lines += ["", "**Strategy wrote** (before the converters):", "", _quote(turn.strategy_text)]
+        sent = "**Attacker** (as sent" + (f", part {turn.part}" if turn.part else "") + "):"
         lines += [
             "",
-            "**Attacker:**",
+            sent if turn.strategy_text is not None else "**Attacker:**",
             "",
             _quote(turn.attacker_text),
             "",

@@ -570,3 +570,53 @@ def test_spec_problem_renders_line_and_location() -> None:
     )
     with pytest.raises(ValueError, match="frozen"):
         SpecProblem(message="x").message = "y"
+
+
+# Converters ---------------------------------------------------------------------------------
+
+
+def test_attackers_take_converters_by_name_or_as_objects_and_are_labelled_by_them() -> None:
+    spec = load_campaign_spec(
+        _doc(
+            """
+            name: c
+            attackers:
+              - strategy: playbook
+              - strategy: playbook
+                converters: [base64, "noise:sigma=0.3"]
+              - strategy: playbook
+                converters:
+                  - {name: translate, params: {language: Zulu}}
+                  - {name: split, params: {parts: 3}}
+            defenders:
+              - {name: d, url: "http://127.0.0.1:8081"}
+            """
+        )
+    )
+    assert [a.label for a in spec.attackers] == [
+        "playbook",
+        "playbook+base64+noise",
+        "playbook+translate+split",
+    ]
+    assert spec.attackers[1].converters[1].params == {"sigma": 0.3}
+
+
+@pytest.mark.parametrize(
+    ("converters", "says"),
+    [
+        ("[bas64]", "unknown converter 'bas64'"),
+        ("[split, base64]", "put it last"),
+        ('["noise:sigma=9"]', "invalid params for converter 'noise'"),
+        ("[{name: hex, params: {separator: abcd}}]", "separator"),
+    ],
+)
+def test_a_bad_converter_is_refused_with_its_line(converters: str, says: str) -> None:
+    error = _fail(
+        "name: c\nattackers:\n  - strategy: playbook\n"
+        f"    converters: {converters}\n"
+        "defenders:\n  - {name: d, url: 'http://127.0.0.1:8081'}\n"
+    )
+    assert says in str(error)
+    assert any(
+        location.startswith("attackers[0].converters") and line == 4 for location, line in _where(error)
+    )

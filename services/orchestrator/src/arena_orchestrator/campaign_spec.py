@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from arena_core.benign_requests import BENIGN_REQUESTS
-from arena_core.errors import ArenaError
+from arena_core.converters import MAX_CHAIN, ConverterSpec, build_converters, parse_converter
+from arena_core.errors import ArenaError, InvalidInputError
 from arena_core.judges import get_judge
 from arena_core.match_models import ParamValue
 from arena_core.objective import DEFAULT_PHRASE, CanarySlot, Objective
@@ -77,6 +78,28 @@ class AttackerSpec(_Spec):
     """An attacker agent's URL; omit it (or say ``builtin``) for the built-in attacker."""
     strategy: str = "playbook"
     params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
+    converters: list[ConverterSpec] = Field(default_factory=list, max_length=MAX_CHAIN)
+    """Re-encodings of every message the strategy sends, in order (``{name, params}`` each)."""
+
+    @field_validator("converters", mode="before")
+    @classmethod
+    def _converter_shorthand(cls, value: object) -> object:
+        # "base64" or "noise:sigma=0.3", as on the command line, for {name: ..., params: ...}.
+        if not isinstance(value, list):
+            return value
+        try:
+            return [parse_converter(item).model_dump() if isinstance(item, str) else item for item in value]
+        except InvalidInputError as exc:
+            raise ValueError(exc.message) from None
+
+    @field_validator("converters")
+    @classmethod
+    def _valid_chain(cls, value: list[ConverterSpec]) -> list[ConverterSpec]:
+        try:
+            build_converters(value)
+        except InvalidInputError as exc:
+            raise ValueError(exc.message) from None
+        return value
 
     @field_validator("url")
     @classmethod
@@ -97,13 +120,14 @@ class AttackerSpec(_Spec):
 
     @property
     def label(self) -> str:
-        """The name shown in reports."""
-        return self.name or self.strategy
+        """The name shown in reports: the ``name``, else the strategy and its converters
+        (``playbook+base64``)."""
+        return self.name or "+".join([self.strategy, *(converter.name for converter in self.converters)])
 
     @property
     def label_field(self) -> str:
         """The field :attr:`label` comes from."""
-        return "name" if self.name else "strategy"
+        return "name" if self.name else ("converters" if self.converters else "strategy")
 
 
 class TargetCredentials(_Spec):

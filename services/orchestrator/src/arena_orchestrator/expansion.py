@@ -117,6 +117,7 @@ def job_for(campaign: Campaign, index: int, trace_context: dict[str, str] | None
         max_turns=spec.max_turns,
         judge=objective.judge,
         params=dict(attacker.params),
+        converters=list(attacker.converters),
     )
 
 

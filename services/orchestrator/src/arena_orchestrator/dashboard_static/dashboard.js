@@ -996,8 +996,14 @@
         h("span", { class: "spacer" }),
         h("span", { class: "muted small" }, [text(turn.defender_state, ""), fmtDuration(turn.duration_ms)].filter(Boolean).join(" · ")),
         verdictBadge(turn.verdict)),
-      h("div", { class: "bubble attacker" }, h("div", { class: "who" }, "Attacker"),
-        h("div", { class: "msg", testid: "attacker-text" }, text(turn.attacker_text, ""))),
+      h("div", { class: "bubble attacker" },
+        h("div", { class: "who" }, "Attacker" + (turn.strategy_text != null ? " (as sent" + (turn.part ? ", part " + turn.part : "") + ")" : "")),
+        h("div", { class: "msg", testid: "attacker-text" }, text(turn.attacker_text, "")),
+        turn.strategy_text != null && (!turn.part || turn.part.startsWith("1/"))
+          ? h("details", { class: "strategy-text", testid: "strategy-text" },
+              h("summary", null, "What the strategy wrote, before the converters"),
+              h("div", { class: "msg" }, text(turn.strategy_text, "")))
+          : null),
       h("div", { class: "bubble defender" }, h("div", { class: "who" }, "Defender"),
         h("div", { class: "msg", testid: "defender-text" }, text(turn.defender_text, ""))),
       actionsList(turn.actions),
