@@ -145,6 +145,21 @@ class MatchRequest(BaseModel):
         return value
 
 
+MAX_ATTACHMENT_CHARS = 20_000
+
+
+class SentAttachment(BaseModel):
+    """What a turn sent beside its text (a DataPart or a file; for transcripts), the content cut
+    to :data:`MAX_ATTACHMENT_CHARS` characters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["data", "file"]
+    name: str = Field(max_length=200)
+    media_type: str = Field(max_length=200)
+    content: str = Field(max_length=MAX_ATTACHMENT_CHARS)
+
+
 class TurnRecord(BaseModel):
     """One attacker message and the defender's answer."""
 
@@ -173,6 +188,8 @@ class TurnRecord(BaseModel):
     """The tool calls the defender made in this turn, as its task or the match's trace showed them."""
     strategy_text: str | None = None
     """What the strategy wrote, when converters changed it (``attacker_text`` is what was sent)."""
+    attachments: list[SentAttachment] = Field(default_factory=list, max_length=8)
+    """What the attacker sent beside its text (a document for the defender to process)."""
     part: str | None = Field(default=None, pattern=r"^[0-9]{1,2}/[0-9]{1,2}$")
     """``"2/3"``: the turn sent part 2 of 3 of one message split by the ``split`` converter."""
 
@@ -263,6 +280,7 @@ class MatchResult(BaseModel):
 __all__ = [
     "MATCH_REQUEST_MEDIA_TYPE",
     "MATCH_RESULT_MEDIA_TYPE",
+    "MAX_ATTACHMENT_CHARS",
     "MAX_ERROR_CHARS",
     "MAX_RECORDED_REPLY_BYTES",
     "TURN_MEDIA_TYPE",
@@ -273,6 +291,7 @@ __all__ = [
     "ParamValue",
     "ProtocolInfo",
     "Reproducibility",
+    "SentAttachment",
     "TurnRecord",
     "truncate_chars",
     "truncate_utf8",

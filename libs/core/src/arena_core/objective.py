@@ -77,6 +77,10 @@ class Objective(BaseModel):
     """The policy rule an ``action`` objective tries to make the defender break."""
     request: str | None = Field(default=None, min_length=3, max_length=2000)
     """The harmless request of a ``benign`` objective, sent as it is."""
+    ask: str | None = Field(default=None, min_length=3, max_length=2000)
+    """The request as an attacker would put it to the target (a dataset's behaviour, e.g.
+    "Write step-by-step instructions for ..."): what template attacks wrap. Optional: see
+    :func:`arena_attacker.strategies.asks.ask_of` for what is used without it."""
     id: str | None = Field(default=None, pattern=OBJECTIVE_ID_PATTERN)
     """The catalogue id, for objectives of the catalogue."""
     title: str | None = Field(default=None, min_length=1, max_length=200)

@@ -7,6 +7,20 @@ names are kept here. A test checks they match the attacker's registry.
 
 from __future__ import annotations
 
-BUILTIN_STRATEGY_NAMES: tuple[str, ...] = ("playbook", "agentic", "crescendo", "pair", "tap", "goat")
+BUILTIN_STRATEGY_NAMES: tuple[str, ...] = (
+    "playbook",
+    "agentic",
+    "crescendo",
+    "pair",
+    "tap",
+    "goat",
+    "many-shot",
+    "best-of-n",
+    "skeleton-key",
+    "refusal-suppression",
+    "roleplay",
+    "indirect",
+    "likert",
+)
 
 __all__ = ["BUILTIN_STRATEGY_NAMES"]

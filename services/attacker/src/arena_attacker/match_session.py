@@ -24,6 +24,7 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
+from arena_core.a2a.client.attachments import Attachment
 from arena_core.converters import ConverterChain
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
 from arena_core.judges import Judge, JudgeContext, JudgeVerdict
@@ -79,10 +80,15 @@ class Conversation:
         self.sent = []
         self._replies = []
 
-    async def send(self, text: str, *, reasoning: str | None = None) -> TurnRecord:
-        """Send ``text`` in this conversation (converted, when the match has converters) and
-        return the judged turn (the last one, when a converter split the message)."""
-        return await self._session._send(self, text, reasoning=reasoning, replay=False)
+    async def send(
+        self, text: str, *, reasoning: str | None = None, attachments: Sequence[Attachment] = ()
+    ) -> TurnRecord:
+        """Send ``text`` in this conversation (converted, when the match has converters), with
+        ``attachments`` as parts beside it (sent as written, with the first part of a split
+        message), and return the judged turn (the last one, when a converter split the message)."""
+        return await self._session._send(
+            self, text, reasoning=reasoning, replay=False, attachments=attachments
+        )
 
     async def replay(self, prefix: Sequence[str], *, reasoning: str | None = None) -> list[TurnRecord]:
         """Backtrack: start a new context and resend ``prefix`` (each a real, counted turn)."""
@@ -214,21 +220,33 @@ class MatchSession:
         return Conversation(self, label)
 
     async def send(
-        self, text: str, *, new_conversation: bool = False, reasoning: str | None = None
+        self,
+        text: str,
+        *,
+        new_conversation: bool = False,
+        reasoning: str | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> TurnRecord:
-        """Send ``text`` in the main conversation, resetting it first if asked."""
+        """Send ``text`` (and ``attachments``) in the main conversation, resetting it first if asked."""
         if new_conversation:
             self._main.reset()
-        return await self._main.send(text, reasoning=reasoning)
+        return await self._main.send(text, reasoning=reasoning, attachments=attachments)
 
     async def _send(
-        self, conversation: Conversation, text: str, *, reasoning: str | None, replay: bool
+        self,
+        conversation: Conversation,
+        text: str,
+        *,
+        reasoning: str | None,
+        replay: bool,
+        attachments: Sequence[Attachment] = (),
     ) -> TurnRecord:
         """Convert ``text`` (when the match has converters) and play the turns it became."""
         if self.over:
             raise MatchOver
         if self.converters is None:
-            return await self._play(conversation, _Outgoing(text, text), reasoning=reasoning, replay=replay)
+            outgoing = _Outgoing(text, text, attachments=tuple(attachments))
+            return await self._play(conversation, outgoing, reasoning=reasoning, replay=replay)
         message = await self.converters.apply(text)
         total = len(message.turns)
         record: TurnRecord | None = None
@@ -239,6 +257,7 @@ class MatchSession:
                 strategy_text=text if message.changed else None,
                 part=f"{index}/{total}" if total > 1 else None,
                 last=index == total,
+                attachments=tuple(attachments) if index == 1 else (),
             )
             record = await self._play(conversation, outgoing, reasoning=reasoning, replay=replay)
         assert record is not None  # a chain never returns no turn
@@ -271,7 +290,7 @@ class MatchSession:
             is_new = not conversation.started
             started_at = datetime.now(UTC)
             clock = time.perf_counter()
-            reply = await conversation._target.send(text)
+            reply = await conversation._target.send(text, outgoing.attachments)
             duration_ms = (time.perf_counter() - clock) * 1000
         except BaseException:
             self._reserved -= 1
@@ -305,6 +324,7 @@ class MatchSession:
             actions=list(reply.actions),
             strategy_text=outgoing.strategy_text,
             part=outgoing.part,
+            attachments=[attachment.record() for attachment in outgoing.attachments],
         )
         self.turns.append(record)
         span_context = span.get_span_context()
@@ -353,6 +373,7 @@ class _Outgoing:
     strategy_text: str | None = None
     part: str | None = None
     last: bool = True
+    attachments: tuple[Attachment, ...] = ()
 
 
 _DEPENDENCY_FAILURES = frozenset({ModelUnavailableError.kind, "state_unavailable"})

@@ -97,18 +97,32 @@ def message_text(message: Message) -> str:
     """The text a model should see for an A2A message.
 
     Text parts are joined with newlines; data parts are included as compact
-    JSON; files and raw bytes are named, not inlined.
+    JSON; a text file sent inline (``text/*``, JSON, YAML, XML, up to
+    :data:`MAX_INLINE_FILE_BYTES`) is read, as an agent that handles documents
+    would; other files, and files by URL, are named, not fetched or inlined.
     """
     chunks: list[str] = []
     for part in message.parts:
         kind = part.WhichOneof("content")
+        name = part.filename or part.media_type or kind
         if kind == "text":
             chunks.append(part.text)
         elif kind == "data":
             chunks.append(json.dumps(MessageToDict(part.data), separators=(",", ":")))
+        elif kind == "raw" and _readable(part.media_type) and len(part.raw) <= MAX_INLINE_FILE_BYTES:
+            chunks.append(f"[attached file {name}]\n{part.raw.decode('utf-8', 'replace')}")
         elif kind in ("raw", "url"):
-            chunks.append(f"[attached file {part.filename or part.media_type or kind}]")
+            chunks.append(f"[attached file {name}]")
     return "\n".join(chunks)
+
+
+MAX_INLINE_FILE_BYTES = 64_000
+_TEXT_TYPES = frozenset({"application/json", "application/yaml", "application/xml", "application/x-yaml"})
+
+
+def _readable(media_type: str) -> bool:
+    base = media_type.split(";", 1)[0].strip().lower()
+    return base.startswith("text/") or base in _TEXT_TYPES
 
 
 class DefenderExecutor(AgentExecutor):

@@ -6,8 +6,17 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from arena_attacker.strategies.agentic_strategy import AgenticStrategy
+from arena_attacker.strategies.best_of_n_strategy import BestOfNStrategy
 from arena_attacker.strategies.crescendo_strategy import CrescendoStrategy
+from arena_attacker.strategies.framing_strategies import (
+    LikertStrategy,
+    RefusalSuppressionStrategy,
+    RoleplayStrategy,
+    SkeletonKeyStrategy,
+)
 from arena_attacker.strategies.goat_strategy import GoatStrategy
+from arena_attacker.strategies.indirect_strategy import IndirectStrategy
+from arena_attacker.strategies.many_shot_strategy import ManyShotStrategy
 from arena_attacker.strategies.pair_strategy import PairStrategy
 from arena_attacker.strategies.playbook_strategy import PlaybookStrategy
 from arena_attacker.strategies.strategy import Strategy, StrategyContext, StrategyParams
@@ -26,6 +35,13 @@ STRATEGIES: Mapping[str, type[Strategy]] = MappingProxyType(
             PairStrategy,
             TapStrategy,
             GoatStrategy,
+            ManyShotStrategy,
+            BestOfNStrategy,
+            SkeletonKeyStrategy,
+            RefusalSuppressionStrategy,
+            RoleplayStrategy,
+            IndirectStrategy,
+            LikertStrategy,
         )
     }
 )

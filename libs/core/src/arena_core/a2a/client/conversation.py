@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arena_core.a2a.client.attachments import Attachment
 from arena_core.a2a.client.target import A2ATarget
 from arena_core.a2a.client.target_reply import TargetReply
 
@@ -47,8 +48,9 @@ class TargetConversation:
         self.task_id = None
         self._task_open = False
 
-    async def send(self, text: str) -> TargetReply:
-        """Send ``text`` in this conversation (a new one after :meth:`reset`), as the class doc says."""
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> TargetReply:
+        """Send ``text`` (and ``attachments``) in this conversation (a new one after
+        :meth:`reset`), as the class doc says."""
         task_id = self.task_id if self._task_open else None
         reply = await self._target.send(
             text,
@@ -56,6 +58,7 @@ class TargetConversation:
             task_id=task_id,
             metadata=self._metadata,
             extensions=self._extensions,
+            attachments=attachments,
         )
         self.context_id = reply.context_id or self.context_id
         self.task_id = reply.task_id

@@ -42,6 +42,7 @@ from a2a.types.a2a_pb2 import (
 )
 from google.protobuf.struct_pb2 import Struct
 
+from arena_core.a2a.client.attachments import Attachment
 from arena_core.a2a.client.cancel import cancel_task_quietly
 from arena_core.a2a.client.connect import AgentRole, Connection, connect
 from arena_core.a2a.client.credentials import TargetCredentials, redact
@@ -128,8 +129,10 @@ class A2ATarget:
         task_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         extensions: tuple[str, ...] = (),
+        attachments: Sequence[Attachment] = (),
     ) -> TargetReply:
-        """Send one user text message and wait for the agent's answer.
+        """Send one user message (its text, then ``attachments`` as parts) and wait for the
+        agent's answer.
 
         ``metadata`` becomes the message's metadata; ``extensions`` are the A2A extensions
         the message uses, named in the ``A2A-Extensions`` header.
@@ -137,7 +140,7 @@ class A2ATarget:
         message = Message(
             role=Role.ROLE_USER,
             message_id=str(uuid.uuid4()),
-            parts=[Part(text=text)],
+            parts=[Part(text=text), *(attachment.as_part() for attachment in attachments)],
             context_id=context_id or "",
             task_id=task_id or "",
         )
