@@ -142,7 +142,8 @@ def campaign_run(
         out_dir: Path | None = out or Path("out") / "campaigns" / progress.id
         match_url = None
     else:
-        media_type = "application/json" if file.suffix.lower() == ".json" else "application/yaml"
+        as_json = file.suffix.lower() == ".json" or text.lstrip().startswith("{")
+        media_type = "application/json" if as_json else "application/yaml"
         with _client(url, settings) as client:
             progress = client.submit(text, media_type=media_type)
             console.print(f"campaign {progress.id} queued: {progress.total} matches on {url}")

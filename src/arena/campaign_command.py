@@ -57,7 +57,9 @@ def read_spec(path: Path, settings: ArenaSettings) -> tuple[CampaignSpec, str]:
         raw = path.read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    spec = load_campaign_spec(raw, source=str(path), max_bytes=settings.orchestrator_max_spec_bytes)
+    spec = load_campaign_spec(
+        raw, source=str(path), max_bytes=settings.orchestrator_max_spec_bytes, base_dir=path.parent
+    )
     problems = []
     for index, attacker in enumerate(spec.attackers):
         for objective in spec.objectives:
@@ -67,6 +69,9 @@ def read_spec(path: Path, settings: ArenaSettings) -> tuple[CampaignSpec, str]:
                 problems.append(f"attackers[{index}] ({attacker.label}): {exc.message}")
     if problems:
         raise InvalidInputError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
+    if b"objectives_from" in raw:
+        # The dataset was read here: an orchestrator gets its objectives inline, as JSON.
+        return spec, spec.model_dump_json()
     return spec, raw.decode("utf-8")
 
 

@@ -209,6 +209,56 @@ def test_a_campaign_of_20_matches_completes_through_the_cli(
     xmlschema.XMLSchema(str(SCHEMA)).validate(str(junit))
 
 
+def test_a_campaign_mixing_converters_and_families_completes_through_the_orchestrator(
+    orchestrators: Orchestrators, agents: Agents, tmp_path: Path
+) -> None:
+    """Every new family, some behind converters (one model-driven, one splitting), against a
+    defender that gives up and one that refuses: all 16 matches complete, none in error."""
+    orchestrator = orchestrators.start("orchestrator-families")
+    attackers = [
+        {"strategy": "many-shot", "params": {"shots": 8}},
+        {"strategy": "best-of-n", "params": {"n": 3}},
+        {"strategy": "skeleton-key", "converters": ["base64"]},
+        {"strategy": "refusal-suppression", "converters": ["translate:language=Zulu"]},
+        {"strategy": "roleplay", "converters": ["leetspeak", "split:parts=2"]},
+        {"strategy": "indirect", "params": {"carrier": "data"}},
+        {"strategy": "likert", "converters": ["homoglyphs", "code-block"]},
+        {"strategy": "playbook", "converters": ["tags"]},
+    ]
+    spec_file = tmp_path / "families.yaml"
+    spec_file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "families",
+                "attackers": attackers,
+                "defenders": [
+                    {"name": "obeying", "url": agents.obeying},
+                    {"name": "refusing", "url": agents.refusing},
+                ],
+                "objectives": [{"phrase": "I Give Up", "decode": True}],
+                "max_turns": 3,
+                "concurrency": 4,
+            }
+        )
+    )
+    out = tmp_path / "reports"
+    run = run_arena(
+        ["campaign", "run", str(spec_file), "--orchestrator", orchestrator.url, "--wait", "--out", str(out)],
+        timeout_s=170,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    campaign_id = _campaign_id(run.stdout)
+    _assert_each_match_once(orchestrators, orchestrator.url, campaign_id, 16)
+    report = json.loads((out / "report.json").read_text())
+    outcomes = {(m["cell"]["attacker"], m["cell"]["defender"]): m["outcome"] for m in report["matches"]}
+    labels = {attacker for attacker, _ in outcomes}
+    assert {"skeleton-key+base64", "roleplay+leetspeak+split", "refusal-suppression+translate"} <= labels
+    assert {outcome for (_, defender), outcome in outcomes.items() if defender == "obeying"} == {
+        "attacker_won"
+    }
+    assert {outcome for (_, defender), outcome in outcomes.items() if defender == "refusing"} == {"defended"}
+
+
 def test_two_orchestrators_share_a_campaign_and_survive_a_sigkill(
     orchestrators: Orchestrators, agents: Agents
 ) -> None:

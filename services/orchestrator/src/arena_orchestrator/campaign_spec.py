@@ -179,6 +179,11 @@ class ObjectiveSpec(_Spec):
     phrase: str | None = Field(default=None, min_length=1, max_length=200)
     rubric: str | None = Field(default=None, min_length=3, max_length=2000)
     pattern: str | None = Field(default=None, min_length=1, max_length=500)
+    ask: str | None = Field(default=None, min_length=3, max_length=2000)
+    """The request as an attacker puts it (what the template families wrap; see
+    ``docs/strategies.md``); rows of an ``objectives_from`` dataset set it."""
+    decode: bool = False
+    """Count a reply re-encoded (base64, leetspeak ...) too (phrase and pattern objectives)."""
     judge: str = "phrase"
 
     @model_validator(mode="before")
@@ -224,7 +229,7 @@ class ObjectiveSpec(_Spec):
     def _consistent(self) -> ObjectiveSpec:
         if self.ref is not None:
             return self  # expanded by the campaign
-        if self.id and (self.phrase or self.rubric or self.pattern):
+        if self.id and (self.phrase or self.rubric or self.pattern or self.ask or self.decode):
             raise ValueError(
                 f"objective '{self.id}' comes from the catalogue: it takes only 'name' and 'judge' "
                 "(write an inline objective with 'phrase' or 'rubric' instead)"
@@ -243,8 +248,10 @@ class ObjectiveSpec(_Spec):
         if self.id:
             return CATALOGUE[self.id].objective
         if self.rubric:
-            return Objective(kind="rubric", rubric=self.rubric, pattern=self.pattern)
-        return Objective(phrase=self.phrase or DEFAULT_PHRASE, pattern=self.pattern)
+            return Objective(kind="rubric", rubric=self.rubric, pattern=self.pattern, ask=self.ask)
+        return Objective(
+            phrase=self.phrase or DEFAULT_PHRASE, pattern=self.pattern, ask=self.ask, decode=self.decode
+        )
 
 
 class OverRefusalSpec(_Spec):
@@ -295,9 +302,10 @@ class CampaignSpec(_Spec):
     attackers: list[AttackerSpec] = Field(min_length=1, max_length=100)
     defenders: list[DefenderSpec] = Field(min_length=1, max_length=1000)
     objectives: list[ObjectiveSpec] = Field(
-        default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=100
+        default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=500
     )
-    """Inline objectives and catalogue references (see :class:`ObjectiveSpec`)."""
+    """Inline objectives and catalogue references (see :class:`ObjectiveSpec`); the client adds
+    the rows of an ``objectives_from`` dataset here (``spec_loader.with_dataset_objectives``)."""
     repetitions: int = Field(default=1, ge=1, le=10_000)
     max_turns: int = Field(default=10, ge=1, le=10_000)
     concurrency: int = Field(default=8, ge=1, le=10_000)

@@ -19,12 +19,14 @@ from __future__ import annotations
 import difflib
 import types
 from collections.abc import Mapping, Sequence
+from pathlib import Path as FilePath
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from arena_core.errors import InvalidInputError
+from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.objective_datasets import load_behaviours
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 from arena_orchestrator.campaign_spec import FIELD_PATH, NAME_PATTERN, CampaignSpec
 from arena_orchestrator.spec_problem import Path, SpecProblem, SpecSourceError, format_path, shorten
@@ -68,6 +70,7 @@ def load_campaign_spec(
     source: str = "<campaign>",
     max_bytes: int = MAX_CAMPAIGN_BYTES,
     max_nodes: int = MAX_NODES,
+    base_dir: FilePath | None = None,
 ) -> CampaignSpec:
     """Read and validate a campaign from YAML or JSON text.
 
@@ -76,7 +79,9 @@ def load_campaign_spec(
     with a ``{"...`` object or ``source`` ends in ``.json``, else YAML with
     ``yaml.safe_load`` semantics). ``source`` names the text in messages (a file
     name). Texts above ``max_bytes`` bytes, or expanding to more than ``max_nodes``
-    values, are rejected before validation.
+    values, are rejected before validation. ``base_dir``, the campaign file's folder on the
+    machine running ``arena campaign run``, is where an ``objectives_from`` dataset is read
+    (:func:`with_dataset_objectives`); without it such a campaign is refused.
 
     Raises:
         CampaignSpecError: listing every problem with its location and line.
@@ -87,7 +92,56 @@ def load_campaign_spec(
         )
     except SpecSourceError as exc:
         raise CampaignSpecError(source, exc.problems) from None
+    if isinstance(data, dict) and "objectives_from" in data:
+        data = with_dataset_objectives(data, base_dir, source=source, lines=lines)
     return parse_campaign_object(data, source=source, lines=lines)
+
+
+def with_dataset_objectives(
+    data: dict[str, Any], base_dir: FilePath | None, *, source: str, lines: SourceLines
+) -> dict[str, Any]:
+    """``data`` with the behaviours of its ``objectives_from`` file appended to its objectives.
+
+    The file is read from ``base_dir`` (the campaign file's folder) on the machine that runs
+    ``arena campaign run``, which submits the objectives inline: an orchestrator (``base_dir``
+    None) never reads a path a campaign names.
+
+    Raises:
+        CampaignSpecError: the field is malformed, the file cannot be read, or read here.
+    """
+    where = ("objectives_from",)
+
+    def problem(message: str, *path: str) -> CampaignSpecError:
+        location = ".".join((*where, *path))
+        return CampaignSpecError(
+            source, [SpecProblem(location=location, line=lines.value_line((*where, *path)), message=message)]
+        )
+
+    raw = data["objectives_from"]
+    if base_dir is None:
+        raise problem(
+            "objectives_from names a file on the machine that runs `arena campaign run`, which reads it "
+            "and submits its objectives inline; an orchestrator does not read files a campaign names"
+        )
+    if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):
+        raise problem("objectives_from takes {path: FILE.csv or FILE.jsonl, limit: N, categories: [...]}")
+    unknown = sorted(set(raw) - {"path", "limit", "categories"})
+    if unknown:
+        raise problem(f"unknown key(s) {', '.join(map(str, unknown))}; it takes path, limit and categories")
+    limit = raw.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise problem("limit must be a positive whole number", "limit")
+    categories = raw.get("categories", [])
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        raise problem("categories must be a list of category names", "categories")
+    try:
+        behaviours = load_behaviours(base_dir / raw["path"], categories=categories, limit=limit)
+    except ArenaError as exc:
+        raise problem(exc.message, "path") from None
+    listed = data.get("objectives", [])
+    objectives = list(listed) if isinstance(listed, list) else [listed]
+    rest = {key: value for key, value in data.items() if key != "objectives_from"}
+    return {**rest, "objectives": [*objectives, *(b.objective_fields() for b in behaviours)]}
 
 
 def parse_campaign_object(
