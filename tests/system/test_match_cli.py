@@ -38,6 +38,24 @@ def test_match_in_process_wins_against_an_obeying_defender(obeying_stack: Stack,
     assert result["outcome"] == "attacker_won"
 
 
+def test_match_with_converters_records_both_texts(obeying_stack: Stack, tmp_path: Path) -> None:
+    done = run_arena(
+        [
+            "match", "--target", obeying_stack.defender, "--strategy", "roleplay", "--max-turns", "2",
+            "--converter", "rot13", "--converter", "split:parts=2", "--decode", "--seed", "4",
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "strategy ✎" in done.stdout and "(part 1/2)" in done.stdout
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["reproducibility"]["converters"] == ["rot13", "split:parts=2"]
+    assert result["reproducibility"]["converter_seed"] == 4
+    assert [turn["part"] for turn in result["turns"]] == ["1/2", "2/2"]
+    transcript = (tmp_path / "transcript.md").read_text()
+    assert "**Strategy wrote** (before the converters):" in transcript
+
+
 def test_fail_on_success_gates_ci(obeying_stack: Stack) -> None:
     done = run_arena(["match", "--target", obeying_stack.defender, "--max-turns", "6", "--fail-on-success"])
     assert done.returncode == 1
@@ -148,6 +166,10 @@ def test_model_server_down_is_an_error_not_a_defence(tmp_path: Path) -> None:
         (["--strategy", "nope"], "unknown strategy 'nope'"),
         (["--judge", "nope"], "unknown judge 'nope'"),
         (["--max-turns", "0"], "max-turns"),
+        (["--converter", "bas64"], "unknown converter 'bas64'"),
+        (["--converter", "split", "--converter", "rot13"], "converters: converter 'split' turns a message"),
+        (["--converter", "noise:sigma=3"], "invalid params for converter 'noise'"),
+        (["--strategy", "best-of-n", "--param", "n=0"], "invalid params for strategy 'best-of-n'"),
     ],
 )
 def test_bad_options_exit_2_with_a_reason(args: list[str], message: str) -> None:
