@@ -357,6 +357,11 @@ def experiment(
     engine: Annotated[
         Engine, typer.Option(help="Embedded model engine; 'scripted' only checks the plumbing.")
     ] = Engine.llama,
+    converter: ConverterOpt = None,
+    converter_strategy: Annotated[
+        str, typer.Option(help="The strategy each --converter column plays behind its converter.")
+    ] = "playbook",
+    decode: DecodeOpt = False,
     reply_tokens: Annotated[
         int | None,
         typer.Option(
@@ -380,7 +385,22 @@ def experiment(
     names = (s.strip() for s in strategies.split(",")) if strategies else STRATEGY_NAMES
     chosen = list(dict.fromkeys(names))
     chosen_profiles = list(dict.fromkeys(p.strip() for p in profiles.split(",") if p.strip()))
-    goal = Objective(phrase=objective)
+    goal = Objective(phrase=objective, decode=decode)
+    try:
+        converter_specs = [parse_converter(text) for text in converter or []]
+    except InvalidInputError as exc:
+        fail(f"invalid --converter: {exc.message}", 2)
+    if converter_specs:
+        _check_names(
+            _request(
+                "http://127.0.0.1",
+                objective=objective,
+                strategy=converter_strategy,
+                max_turns=max_turns,
+                judge=judge,
+                seed=seed,
+            )
+        )
     catalogue = [ref.strip() for ref in (objectives or "").split(",") if ref.strip()]
     entries = [entry for ref in catalogue for entry in resolve_objectives(ref)]
     for name in chosen:
@@ -415,6 +435,8 @@ def experiment(
             catalogue=catalogue,
             over_refusal=over_refusal,
             reply_tokens=reply_tokens,
+            converters=converter_specs,
+            converter_strategy=converter_strategy,
         )
     except KeyboardInterrupt:
         err_console.print("interrupted: the local services have been stopped")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ from rich.console import Console
 from arena.campaign_command import CampaignInterrupted, render_progress, run_in_process, write_reports
 from arena.cli_support import run
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
+from arena_core.converters import ConverterSpec
 from arena_core.errors import InvalidInputError
 from arena_core.objective import Objective
 from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
@@ -88,12 +90,15 @@ def run_experiment(
     catalogue: Sequence[str] = (),
     over_refusal: bool = False,
     reply_tokens: int | None = None,
+    converters: Sequence[ConverterSpec] = (),
+    converter_strategy: str = "playbook",
 ) -> CampaignReport:
     """Start the local services, run the campaign, write its reports and the page; return its report.
 
     ``seed`` is the seed of the first repetition; repetition r uses ``seed + r`` in every cell.
     ``catalogue`` (catalogue ids, sets or OWASP ids) replaces ``objective`` and ``judge`` with
     the catalogue's objectives and judges; ``over_refusal`` adds the built-in benign set.
+    Each of ``converters`` adds an attacker column: ``converter_strategy`` behind that converter.
     Raises :class:`~arena_core.errors.InvalidInputError` when the strategies, profiles or
     objective do not make a valid campaign.
     """
@@ -111,6 +116,8 @@ def run_experiment(
             match_timeout_s=settings.match_timeout_s,
             catalogue=catalogue,
             over_refusal=over_refusal,
+            converters=converters,
+            converter_strategy=converter_strategy,
         )
 
     def save(report: CampaignReport, records: list[MatchRecord]) -> None:
@@ -206,8 +213,12 @@ def experiment_spec(
     match_timeout_s: float,
     catalogue: Sequence[str] = (),
     over_refusal: bool = False,
+    converters: Sequence[ConverterSpec] = (),
+    converter_strategy: str = "playbook",
 ) -> CampaignSpec:
-    """The campaign of an experiment: ``strategies`` (played at ``attacker_url``) x ``defenders``.
+    """The campaign of an experiment: ``strategies`` (played at ``attacker_url``), and
+    ``converter_strategy`` behind each of ``converters`` (a column each, labelled by the
+    converter as ``--converter`` names it), x ``defenders``.
 
     ``defenders`` maps each profile, its label in the reports, to its URL. Matches run one
     at a time: the local model server answers one request at a time anyway.
@@ -216,7 +227,18 @@ def experiment_spec(
         return CampaignSpec(
             name=CAMPAIGN_NAME,
             description=f"arena experiment: {', '.join(strategies)} against {', '.join(defenders)}",
-            attackers=[AttackerSpec(strategy=strategy, url=attacker_url) for strategy in strategies],
+            attackers=[
+                *(AttackerSpec(strategy=strategy, url=attacker_url) for strategy in strategies),
+                *(
+                    AttackerSpec(
+                        name=_converter_label(converter_strategy, spec),
+                        strategy=converter_strategy,
+                        url=attacker_url,
+                        converters=[spec],
+                    )
+                    for spec in converters
+                ),
+            ],
             defenders=[DefenderSpec(name=profile, url=url) for profile, url in defenders.items()],
             objectives=(
                 [ObjectiveSpec(id=entry.id) for ref in catalogue for entry in resolve_objectives(ref)]
@@ -243,7 +265,16 @@ def _problem(loc: tuple[int | str, ...], message: str) -> str:
 def _objective_spec(objective: Objective, judge: str) -> ObjectiveSpec:
     if objective.kind == "rubric":
         return ObjectiveSpec(rubric=objective.rubric, pattern=objective.pattern, judge=judge)
-    return ObjectiveSpec(phrase=objective.phrase, pattern=objective.pattern, judge=judge)
+    return ObjectiveSpec(
+        phrase=objective.phrase, pattern=objective.pattern, judge=judge, decode=objective.decode
+    )
+
+
+def _converter_label(strategy: str, spec: ConverterSpec) -> str:
+    """``playbook+split-parts-3``: the column of ``strategy`` behind ``spec`` (a campaign name)."""
+    params = "-".join(f"{key}-{value}" for key, value in sorted(spec.params.items()))
+    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", f"{strategy}+{spec.name}" + (f"-{params}" if params else ""))
+    return label.strip("-")[:64]
 
 
 def reading_notes(

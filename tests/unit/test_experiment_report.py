@@ -296,3 +296,28 @@ def test_the_reading_notes_count_the_matches_a_judge_model_could_not_decide() ->
     notes = "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), 96, matches))
     assert "Here 1 of the 2 matches of those objectives ended in an error" in notes
     assert "Here " not in "\n".join(reading_notes(catalogue_spec(["all"], max_turns=1), 96, matches[1:]))
+
+
+def test_each_converter_is_a_column_of_the_converter_strategy() -> None:
+    from arena_core.converters import parse_converter
+
+    campaign = experiment_spec(
+        strategies=["many-shot"],
+        defenders=PROFILES,
+        attacker_url="http://127.0.0.1:8090",
+        objective=Objective(decode=True),
+        judge="phrase",
+        repetitions=1,
+        max_turns=2,
+        seed=1,
+        match_timeout_s=600.0,
+        converters=[parse_converter("base64"), parse_converter("split:parts=3")],
+        converter_strategy="refusal-suppression",
+    )
+    assert [a.label for a in campaign.attackers] == [
+        "many-shot",
+        "refusal-suppression+base64",
+        "refusal-suppression+split-parts-3",
+    ]
+    assert campaign.attackers[2].converters[0].params == {"parts": 3}
+    assert campaign.objectives[0].objective.decode

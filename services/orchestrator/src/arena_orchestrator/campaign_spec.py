@@ -35,7 +35,7 @@ from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
 """Names of attackers, defenders and objectives: they appear in reports, JUnit and URLs."""
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]

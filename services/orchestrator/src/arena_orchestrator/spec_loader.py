@@ -237,8 +237,8 @@ def _message(details: ErrorDetails) -> str:
         return _unknown_field(tuple(loc))
     if kind == "string_pattern_mismatch" and ctx.get("pattern") == NAME_PATTERN:
         return (
-            f"'{shorten(str(value))}' is not a valid name: use 1 to 64 letters, digits, '_', '.' "
-            "or '-', starting with a letter or digit"
+            f"'{shorten(str(value))}' is not a valid name: use 1 to 64 letters, digits, '_', '.', "
+            "'+' or '-', starting with a letter or digit"
         )
     if kind == "string_pattern_mismatch" and ctx.get("pattern") == TARGET_TOKEN_ENV_PATTERN:
         return (
