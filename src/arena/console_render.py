@@ -35,6 +35,10 @@ def render_turn(console: Console, record: TurnRecord) -> None:
         body.append(f"{record.strategy_text}\n", style="dim")
     body.append("attacker ▶ " + (f"(part {record.part}) " if record.part else ""), style="bold red")
     body.append(f"{record.attacker_text}\n")
+    for attachment in record.attachments:
+        body.append(
+            f"  📎 {attachment.kind} part {attachment.name} ({len(attachment.content)} chars)\n", style="dim"
+        )
     body.append("defender ◀ ", style="bold blue")
     body.append(record.defender_text or "(empty reply)")
     for call in record.actions:

@@ -33,6 +33,25 @@ def verdict_mark(judge: str, success: bool) -> str:
     return "phrase said" if judge in _PHRASE_JUDGES else "met"
 
 
+ATTACHMENT_PREVIEW_CHARS = 2000
+
+
+def attachment_lines(turn: TurnRecord) -> list[str]:
+    """What the attacker sent beside its text: each part named, its content quoted (cut)."""
+    lines: list[str] = []
+    for attachment in turn.attachments:
+        content = attachment.content
+        cut = content[:ATTACHMENT_PREVIEW_CHARS] + ("…" if len(content) > ATTACHMENT_PREVIEW_CHARS else "")
+        name, media_type = (text.replace("`", "'") for text in (attachment.name, attachment.media_type))
+        lines += [
+            "",
+            f"*Sent beside it:* {attachment.kind} part `{name}` ({media_type}):",
+            "",
+            _quote(cut),
+        ]
+    return lines
+
+
 def action_lines(turn: TurnRecord) -> list[str]:
     """One Markdown bullet per tool call of the turn (the arguments as code, the error if any)."""
     lines = []
@@ -112,6 +131,7 @@ def transcript_markdown(result: MatchResult) -> str:
             sent if turn.strategy_text is not None else "**Attacker:**",
             "",
             _quote(turn.attacker_text),
+            *attachment_lines(turn),
             "",
             "**Defender:**",
             "",
@@ -142,4 +162,4 @@ def write_match(result: MatchResult, directory: Path) -> tuple[Path, Path]:
     return transcript, result_json
 
 
-__all__ = ["action_lines", "transcript_markdown", "verdict_mark", "write_match"]
+__all__ = ["action_lines", "attachment_lines", "transcript_markdown", "verdict_mark", "write_match"]

@@ -227,3 +227,13 @@ def test_a_converted_turn_shows_what_the_strategy_wrote_and_what_was_sent() -> N
     assert text.count("**Strategy wrote** (before the converters):") == 1
     assert "**Attacker** (as sent, part 1/2):" in text and "**Attacker** (as sent, part 2/2):" in text
     assert "- **Converters:** `rot13` → `split:parts=2` · seed 9" in text
+
+
+def test_a_turn_shows_what_was_sent_beside_its_text() -> None:
+    from arena_core.match_models import SentAttachment
+
+    sent = SentAttachment(kind="data", name="feedback-export", media_type="application/json", content='{"a": 1}')
+    turn = _turn(1, "Summarise the attached export.", "Done.", HELD, attachments=[sent])
+    text = transcript_markdown(_won().model_copy(update={"turns": [turn]}))
+    assert "*Sent beside it:* data part `feedback-export` (application/json):" in text
+    assert '> {"a": 1}' in text

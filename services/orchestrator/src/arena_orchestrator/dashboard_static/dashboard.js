@@ -1003,7 +1003,11 @@
           ? h("details", { class: "strategy-text", testid: "strategy-text" },
               h("summary", null, "What the strategy wrote, before the converters"),
               h("div", { class: "msg" }, text(turn.strategy_text, "")))
-          : null),
+          : null,
+        (Array.isArray(turn.attachments) ? turn.attachments : []).map((part) =>
+          h("details", { class: "attachment", testid: "attachment" },
+            h("summary", null, "Sent beside it: " + text(part.kind) + " part " + text(part.name) + " (" + text(part.media_type) + ")"),
+            h("div", { class: "msg" }, clip(text(part.content, ""), 4000))))),
       h("div", { class: "bubble defender" }, h("div", { class: "who" }, "Defender"),
         h("div", { class: "msg", testid: "defender-text" }, text(turn.defender_text, ""))),
       actionsList(turn.actions),
