@@ -296,3 +296,16 @@ def test_model_driven_converters_are_marked() -> None:
         "translate",
         "paraphrase",
     }
+
+
+@pytest.mark.asyncio
+async def test_conversion_does_not_depend_on_the_order_messages_arrive_in() -> None:
+    specs = [ConverterSpec(name="noise")]
+    texts = ["first message of stream a", "first message of stream b", "first message of stream a"]
+    forward = ConverterChain(specs, seed=5)
+    ahead = [(await forward.apply(text)).turns for text in texts]
+    backward = ConverterChain(specs, seed=5)
+    behind = [(await backward.apply(text)).turns for text in reversed(texts)][::-1]
+    assert ahead[1] == behind[1]
+    assert {ahead[0], ahead[2]} == {behind[0], behind[2]}  # one text twice: two draws, in either order
+    assert ahead[0] != ahead[2]

@@ -1,16 +1,19 @@
 """A chain of converters applied, in order, to every message a strategy sends.
 
 Each message gets its own random generator, seeded by the match's converter seed, the
-message's index in the match and the step's index in the chain: the same seed gives the same
-messages, and two messages of one match (Best-of-N's samples) differ. A model-driven step asks
-``rewrite`` (the attacker model) and records that model; ``split`` (last) makes the message
-several turns.
+message's text (its hash), how many times that same text was converted before in the match,
+and the step's index in the chain: the same seed gives the same messages, also when a strategy
+sends from several conversations at once (PAIR streams, TAP branches) and they interleave in
+another order; two messages of one match differ, and so does one text sent twice. A
+model-driven step asks ``rewrite`` (the attacker model) and records that model; ``split``
+(last) makes the message several turns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -74,7 +77,7 @@ class ConverterChain:
         self.rewrite_model = (
             rewrite_model if any(isinstance(c, ModelConverter) for c in self._converters) else None
         )
-        self._messages = 0
+        self._seen: Counter[str] = Counter()
 
     def __bool__(self) -> bool:
         return bool(self._converters)
@@ -91,11 +94,13 @@ class ConverterChain:
 
     async def apply(self, text: str) -> ConvertedMessage:
         """Convert the next message of the match."""
-        index = self._messages
-        self._messages += 1
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        occurrence = self._seen[digest]
+        self._seen[digest] += 1
         turns = [text]
         for step, converter in enumerate(self._converters):
-            rng = random.Random(f"{self.seed}:{index}:{step}")  # noqa: S311 - reproducible, not security
+            # Reproducible, not security: the same seed and text give the same draws.
+            rng = random.Random(f"{self.seed}:{digest}:{occurrence}:{step}")  # noqa: S311
             if isinstance(converter, TextConverter):
                 turns = [converter.convert(turn, rng) for turn in turns]
             elif isinstance(converter, ModelConverter):
