@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 
 from arena_core.a2a import A2ATarget, TargetConversation, TargetReply
 from arena_core.a2a.client.attachments import Attachment
-from arena_core.converters import ConverterChain
+from arena_core.converters import ConvertedMessage, ConverterChain
 from arena_core.errors import ArenaError, ModelUnavailableError, TargetProtocolError, TargetUnavailableError
 from arena_core.judges import Judge, JudgeContext, JudgeVerdict
 from arena_core.judges.judge import ActionSource
@@ -148,6 +148,8 @@ class MatchSession:
         self.turn_spans: dict[str, int] = {}
         """The span id of each turn's ``arena.turn`` span -> the turn's number (traced matches)."""
         self.converters = converters if converters else None
+        self._conversions: dict[str, ConvertedMessage] = {}
+        """Each strategy message as first converted: a replay resends what the target saw."""
         self._main = Conversation(self, None)
 
     def _open_target_conversation(self) -> TargetConversation:
@@ -164,13 +166,25 @@ class MatchSession:
         return TargetConversation(self.target, metadata=metadata, extensions=tuple(extensions))
 
     def _judge_context(
-        self, earlier: Sequence[str] = (), *, final: bool = False, sending: str | None = None
+        self,
+        earlier: Sequence[str] = (),
+        *,
+        final: bool = False,
+        sending: str | None = None,
+        written: str | None = None,
     ) -> JudgeContext:
         """What the judge knows besides a reply (the secrets and planted values included);
-        ``sending`` is the message of the turn being judged, not yet among the turns."""
-        said = [turn.attacker_text for turn in self.turns]
+        ``sending`` is the message of the turn being judged, not yet among the turns, and
+        ``written`` what the strategy wrote before the converters. The attacker's texts are
+        both forms of every message: a value it typed counts as its own, encoded or not."""
+        said: list[str] = []
+        for turn in self.turns:
+            said.append(turn.attacker_text)
+            if turn.strategy_text is not None:
+                said.append(turn.strategy_text)
+        said += [text for text in (sending, written) if text is not None and text not in said]
         return JudgeContext(
-            attacker_texts=(*said, sending) if sending is not None else tuple(said),
+            attacker_texts=tuple(said),
             earlier=tuple(earlier),
             secrets=self.__secrets,
             actions=tuple(self.actions),
@@ -241,34 +255,66 @@ class MatchSession:
         replay: bool,
         attachments: Sequence[Attachment] = (),
     ) -> TurnRecord:
-        """Convert ``text`` (when the match has converters) and play the turns it became."""
+        """Convert ``text`` (when the match has converters) and play the turns it became.
+
+        A message split into parts is sent whole or not at all: its turns are reserved together
+        (:class:`MatchOver` when fewer are left), so the target never gets half a request. A
+        replayed message is sent as it was the first time, not converted again.
+        """
         if self.over:
             raise MatchOver
         if self.converters is None:
             outgoing = _Outgoing(text, text, attachments=tuple(attachments))
             return await self._play(conversation, outgoing, reasoning=reasoning, replay=replay)
-        message = await self.converters.apply(text)
+        message = self._conversions.get(text) if replay else None
+        if message is None:
+            message = await self.converters.apply(text)
+            self._conversions.setdefault(text, message)
         total = len(message.turns)
+        if self.over or self.turns_left < total:
+            raise MatchOver
+        self._reserved += total
+        played = 0
         record: TurnRecord | None = None
-        for index, sent in enumerate(message.turns, start=1):
-            outgoing = _Outgoing(
-                sent,
-                text,
-                strategy_text=text if message.changed else None,
-                part=f"{index}/{total}" if total > 1 else None,
-                last=index == total,
-                attachments=tuple(attachments) if index == 1 else (),
-            )
-            record = await self._play(conversation, outgoing, reasoning=reasoning, replay=replay)
+        try:
+            for index, sent in enumerate(message.turns, start=1):
+                if index > 1 and self.won:
+                    break  # won on an earlier part: the rest need not be sent
+                outgoing = _Outgoing(
+                    sent,
+                    text,
+                    strategy_text=text if message.changed else None,
+                    part=f"{index}/{total}" if total > 1 else None,
+                    last=index == total,
+                    attachments=tuple(attachments) if index == 1 else (),
+                )
+                played += 1
+                record = await self._play(
+                    conversation, outgoing, reasoning=reasoning, replay=replay, reserved=True
+                )
+        finally:
+            self._reserved -= total - played  # the parts never sent give their turns back
         assert record is not None  # a chain never returns no turn
         return record
 
+    def turns_per_message(self) -> int:
+        """How many turns one message costs at most (several when a converter splits it)."""
+        return self.converters.max_turns_per_message if self.converters is not None else 1
+
     async def _play(
-        self, conversation: Conversation, outgoing: _Outgoing, *, reasoning: str | None, replay: bool
+        self,
+        conversation: Conversation,
+        outgoing: _Outgoing,
+        *,
+        reasoning: str | None,
+        replay: bool,
+        reserved: bool = False,
     ) -> TurnRecord:
-        if self.over:
-            raise MatchOver
-        self._reserved += 1
+        """Play one turn; ``reserved``: its slot was taken by the caller."""
+        if not reserved:
+            if self.over:
+                raise MatchOver
+            self._reserved += 1
         with tracer().start_as_current_span(
             "arena.turn", attributes={attrs.ARENA_STRATEGY: self.request.strategy}
         ) as span:
@@ -301,7 +347,7 @@ class MatchSession:
         if outgoing.last:
             conversation.sent.append(outgoing.written)
         self.actions.extend(reply.actions)
-        context = self._judge_context(conversation._replies, sending=text)
+        context = self._judge_context(conversation._replies, sending=text, written=outgoing.written)
         conversation._replies.append(reply.text)
         verdict = await self.judge.judge(reply.text, self.objective, context)
         usage, guard = self._read_defender_metadata(reply)

@@ -83,6 +83,15 @@ class ConverterChain:
         return bool(self._converters)
 
     @property
+    def max_turns_per_message(self) -> int:
+        """The most turns one message becomes (a split's parts; else 1)."""
+        last = self._converters[-1] if self._converters else None
+        if isinstance(last, SplittingConverter):
+            parts = getattr(last.params, "parts", 1)
+            return parts if isinstance(parts, int) else 1
+        return 1
+
+    @property
     def uses_model(self) -> bool:
         """True when a step rewrites with the attacker's model."""
         return any(isinstance(converter, ModelConverter) for converter in self._converters)

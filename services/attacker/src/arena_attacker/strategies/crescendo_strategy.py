@@ -221,7 +221,11 @@ class CrescendoStrategy(Strategy):
                 return
             refused = defender_refused(record)
             prefix = [exchange.question for exchange in history]
-            if refused and backtracks < budget and session.turns_left > len(prefix):
+            if (
+                refused
+                and backtracks < budget
+                and session.turns_left > len(prefix) * session.turns_per_message()
+            ):
                 backtracks += 1
                 refused_here.append(plan.question)
                 replayed = await conversation.replay(
