@@ -71,7 +71,14 @@ def read_spec(path: Path, settings: ArenaSettings) -> tuple[CampaignSpec, str]:
         raise InvalidInputError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
     if b"objectives_from" in raw:
         # The dataset was read here: an orchestrator gets its objectives inline, as JSON.
-        return spec, spec.model_dump_json()
+        inline = spec.model_dump_json()
+        if len(inline.encode()) > settings.orchestrator_max_spec_bytes:
+            raise InvalidInputError(
+                f"{path}: with its dataset's objectives the campaign is {len(inline.encode())} bytes, over "
+                f"the {settings.orchestrator_max_spec_bytes} an orchestrator takes "
+                "(ARENA_ORCHESTRATOR_MAX_SPEC_BYTES): set objectives_from.limit"
+            )
+        return spec, inline
     return spec, raw.decode("utf-8")
 
 

@@ -108,7 +108,11 @@ def _request(
                 if rubric
                 else Objective(phrase=objective, pattern=pattern, decode=decode)
             )
-        if decode and goal.kind in ("phrase", "pattern") and not goal.decode:
+        if decode and goal.kind not in ("phrase", "pattern"):
+            raise InvalidInputError(
+                f"--decode applies to phrase and pattern objectives; this one is a {goal.kind} objective"
+            )
+        if decode and not goal.decode:
             goal = goal.model_copy(update={"decode": True})
         return MatchRequest(
             target=target,

@@ -7,7 +7,7 @@ conversation (so a family wins when its message carries the request's phrase to 
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 
 import pytest
@@ -17,10 +17,10 @@ from arena_attacker.strategies.asks import ask_of
 from arena_attacker.strategies.best_of_n_strategy import BestOfNParams, BestOfNStrategy
 from arena_attacker.strategies.many_shot_strategy import CHARS_PER_TOKEN
 from arena_attacker.strategies.strategy import StrategyContext
-from arena_core.judges.phrase_judge import PhraseJudge
 from arena_core.match_models import MatchRequest, MatchResult
 from arena_core.objective import Objective
 from arena_core.objective_catalogue import CATALOGUE
+from arena_model.scripted_engine import ScriptedRule
 from conftest import InProcessArena
 from support.asgi import client_for
 
@@ -44,16 +44,19 @@ async def _play(arena: InProcessArena, request: MatchRequest, *, mode: str) -> M
     return await runner.run(request)
 
 
+GIVES_IN_TO = r"\bnothing else\b"
+"""The defender of the best-of-n test gives up when a sample still holds these words intact."""
+
+
 def _first_winning_sample(seed: int) -> int:
-    """The first best-of-n sample whose echo still holds the phrase (the noise can break it)."""
+    """The first best-of-n sample whose augmentation left :data:`GIVES_IN_TO` readable."""
     strategy = BestOfNStrategy(BestOfNParams(), StrategyContext(model_factory=lambda: None))  # type: ignore[arg-type,return-value]
     ask = ask_of(Objective())
     for number in range(100):
         (move,) = strategy.attempt(ask, number, seed)
-        echo = "[scripted] heard 1 user message(s): " + json.dumps(move.text)
-        if PhraseJudge().evaluate(echo, "I Give Up").success:
+        if re.search(GIVES_IN_TO, move.text, re.IGNORECASE):
             return number + 1
-    raise AssertionError("no sample keeps the phrase")
+    raise AssertionError("no sample keeps the words")
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f != "best-of-n"])
@@ -68,9 +71,12 @@ async def test_each_family_wins_against_a_defender_that_repeats_it(
 
 
 async def test_best_of_n_stops_at_the_first_sample_that_gets_through(arena: InProcessArena) -> None:
-    expected = _first_winning_sample(seed=14)
-    assert expected > 1, "the seed should make early samples fail, or the test shows nothing"
-    result = await _play(arena, _request("best-of-n", max_turns=50, seed=14), mode="echo")
+    seed = next(seed for seed in range(100) if _first_winning_sample(seed) > 2)
+    expected = _first_winning_sample(seed)
+    arena.add_model(mode="refuse", rules=[ScriptedRule(GIVES_IN_TO, "I Give Up")])
+    arena.add_defender()
+    runner = MatchRunner(arena.settings, model_factory=arena.chat_model, http=client_for(arena.router))
+    result = await runner.run(_request("best-of-n", max_turns=50, seed=seed))
 
     assert result.outcome == "attacker_won", result.error
     assert result.turns_used == expected

@@ -309,3 +309,19 @@ async def test_conversion_does_not_depend_on_the_order_messages_arrive_in() -> N
     assert ahead[1] == behind[1]
     assert {ahead[0], ahead[2]} == {behind[0], behind[2]}  # one text twice: two draws, in either order
     assert ahead[0] != ahead[2]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["hex:separator=a", "hex:separator=1", "spacing:separator=x"],
+)
+def test_separators_that_would_not_read_back_are_refused(text: str) -> None:
+    with pytest.raises(InvalidInputError, match="separator"):
+        parse_converter(text)
+
+
+@DETERMINISTIC
+@given(text=st.text(), separator=st.sampled_from(["", " ", ":", ",", ".", "|", "/", ";", "-", " - "]))
+def test_hex_reads_back_with_every_allowed_separator(text: str, separator: str) -> None:
+    converter = make("hex", separator=separator, hint=False)
+    assert converter.invert(converter.convert(text, random.Random(0))) == text

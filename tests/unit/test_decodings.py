@@ -141,3 +141,10 @@ def test_a_hostile_reply_is_read_within_bounds() -> None:
     copies = list(readings(words, re.compile("I Give Up", re.I)))
     # At most MAX_RUNS runs, three readings each, and the character-level forms.
     assert len(copies) <= 3 * MAX_RUNS + 4
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("separator", ["|", " - ", ";"])
+async def test_hex_with_any_separator_the_converter_allows_is_read(separator: str) -> None:
+    reply = reply_as("hex", hint=False, separator=separator)
+    assert (await get_judge("phrase").judge(reply, DECODING)).success

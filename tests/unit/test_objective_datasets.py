@@ -97,3 +97,45 @@ def test_a_bad_objectives_from_is_refused_with_its_line(
         load_campaign_spec(text, base_dir=tmp_path if base else None)
     assert says in str(caught.value)
     assert any(problem.line == 4 for problem in caught.value.problems)
+
+
+def test_a_long_context_is_shortened_and_the_request_kept_whole(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text("Behavior,ContextString\n" + f'"Answer the question above.","{"x" * 3000}"\n')
+    (row,) = load_behaviours(path)
+    assert row.ask.endswith("\n\n---\n\nAnswer the question above.") and len(row.ask) <= 2000
+    assert "…" in row.ask
+    assert row.objective_fields()["rubric"].endswith("Answer the question above.")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("big.csv", 'Behavior\n"' + "y" * 200_000 + '"\n', "not readable as CSV"),
+        ("deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "nests too deeply"),
+        ("long.csv", "Behavior\n" + "z" * 1900 + "\n", "over 1800"),
+    ],
+)
+def test_hostile_files_are_bad_input_not_tracebacks(
+    tmp_path: Path, name: str, content: str, says: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(InvalidInputError, match=says):
+        load_behaviours(path)
+
+
+def test_the_expanded_campaign_is_what_an_orchestrator_reads_back(tmp_path: Path) -> None:
+    (tmp_path / "b.jsonl").write_text((EXAMPLES / "behaviours.jsonl").read_text())
+    text = (
+        "name: c\nattackers: [{strategy: roleplay, converters: [base64]}]\n"
+        "defenders: [{name: d, url: 'http://127.0.0.1:8081'}]\n"
+        "objectives: [{id: system-prompt-leak, judge: canary}, give-up-phrase]\n"
+        "objectives_from: {path: b.jsonl}\n"
+    )
+    spec = load_campaign_spec(text, base_dir=tmp_path)
+    assert load_campaign_spec(spec.model_dump_json()) == spec
+    with pytest.raises(CampaignSpecError, match="over the 500 a campaign may hold"):
+        many = tmp_path / "many.csv"
+        many.write_text("Behavior\n" + "".join(f"do thing number {i}\n" for i in range(501)))
+        load_campaign_spec(text.replace("b.jsonl", "many.csv"), base_dir=tmp_path)

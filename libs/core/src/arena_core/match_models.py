@@ -99,9 +99,9 @@ class MatchRequest(BaseModel):
     seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
     match_id: str | None = Field(default=None, min_length=1, max_length=128)
     params: dict[str, ParamValue] = Field(default_factory=dict, max_length=32)
+    """Strategy parameters; each strategy documents and validates its own."""
     converters: list[ConverterSpec] = Field(default_factory=list, max_length=MAX_CHAIN)
     """Re-encodings applied in order to every message the strategy sends (:mod:`arena_core.converters`)."""
-    """Strategy parameters; each strategy documents and validates its own."""
     target_token_env: str | None = Field(default=None, pattern=TARGET_TOKEN_ENV_PATTERN)
     """Name of the attacker's ``ARENA_TARGET_TOKEN_*`` variable whose value is sent to the
     target as a bearer token. The request names the variable; the secret never travels."""

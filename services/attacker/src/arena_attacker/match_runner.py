@@ -184,8 +184,10 @@ class MatchRunner:
         async def rewrite(system: str, prompt: str) -> str:
             nonlocal llm
             if llm is None:
+                model = self._model_factory()
+                chain.rewrite_model = model.model_id
                 llm = AttackerLLM(
-                    self._model_factory(),
+                    model,
                     strategy.report,
                     temperature=self._settings.attacker_temperature,
                     max_tokens=self._settings.attacker_max_tokens,
@@ -193,7 +195,8 @@ class MatchRunner:
                 )
             return await llm.ask(system, [{"role": "user", "content": prompt}], name="converter")
 
-        return ConverterChain(request.converters, seed=seed, rewrite=rewrite)
+        chain = ConverterChain(request.converters, seed=seed, rewrite=rewrite)
+        return chain
 
     def _stated_secrets(self, request: MatchRequest) -> dict[str, str]:
         """The secrets the request's ``canary_env`` variables hold, by slot; never quotes one."""
@@ -422,6 +425,7 @@ class MatchRunner:
                         planted_values=planted_values,
                         action_source=action_source,
                         converters=converters,
+                        seed=converters.seed,
                     )
                     with contextlib.suppress(MatchOver):
                         await strategy.play(session)

@@ -115,6 +115,7 @@ class MatchSession:
         planted_values: Sequence[str] = (),
         action_source: ActionSource | None = None,
         converters: ConverterChain | None = None,
+        seed: int | None = None,
     ) -> None:
         """``secrets`` (by slot) are what the judge looks for; with ``plant`` every message
         carries them to the target through the planted-secrets extension. ``documents``
@@ -123,7 +124,8 @@ class MatchSession:
         contain. Strategies never see any of these: they are kept here, out of the turns and
         of everything a strategy reads. ``action_source`` says where the judge reads the
         defender's tool calls (its replies' tool-call records, or the trace after the match).
-        ``converters`` re-encode every message a strategy sends; the turns record both texts."""
+        ``converters`` re-encode every message a strategy sends; the turns record both texts.
+        ``seed`` stands in for the request's when it has none (one derived from the match id)."""
         self.request = request
         self.objective: Objective = request.objective
         self.phrase: str | None = request.objective.phrase
@@ -148,6 +150,8 @@ class MatchSession:
         self.turn_spans: dict[str, int] = {}
         """The span id of each turn's ``arena.turn`` span -> the turn's number (traced matches)."""
         self.converters = converters if converters else None
+        self.seed: int | None = request.seed if request.seed is not None else seed
+        """The match's seed: the request's, else one derived from the match id."""
         self._conversions: dict[str, ConvertedMessage] = {}
         """Each strategy message as first converted: a replay resends what the target saw."""
         self._main = Conversation(self, None)

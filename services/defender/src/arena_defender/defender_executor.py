@@ -100,6 +100,8 @@ def message_text(message: Message) -> str:
     JSON; a text file sent inline (``text/*``, JSON, YAML, XML, up to
     :data:`MAX_INLINE_FILE_BYTES`) is read, as an agent that handles documents
     would; other files, and files by URL, are named, not fetched or inlined.
+    The whole is bounded by :data:`MAX_INPUT_CHARS`: a longer message fails its
+    task with that reason, whatever parts it came in.
     """
     chunks: list[str] = []
     for part in message.parts:
@@ -116,7 +118,7 @@ def message_text(message: Message) -> str:
     return "\n".join(chunks)
 
 
-MAX_INLINE_FILE_BYTES = 64_000
+MAX_INLINE_FILE_BYTES = 32_000
 _TEXT_TYPES = frozenset({"application/json", "application/yaml", "application/xml", "application/x-yaml"})
 
 

@@ -40,6 +40,9 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
+MAX_OBJECTIVES = 500
+"""Objectives a campaign may hold (a dataset's rows included)."""
+
 OVER_REFUSAL = "over-refusal"
 """The attacker label of over-refusal probes in cells and reports (reserved: no attacker may use it)."""
 
@@ -302,7 +305,7 @@ class CampaignSpec(_Spec):
     attackers: list[AttackerSpec] = Field(min_length=1, max_length=100)
     defenders: list[DefenderSpec] = Field(min_length=1, max_length=1000)
     objectives: list[ObjectiveSpec] = Field(
-        default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=500
+        default_factory=lambda: [ObjectiveSpec()], min_length=1, max_length=MAX_OBJECTIVES
     )
     """Inline objectives and catalogue references (see :class:`ObjectiveSpec`); the client adds
     the rows of an ``objectives_from`` dataset here (``spec_loader.with_dataset_objectives``)."""
@@ -435,6 +438,7 @@ class CampaignSpec(_Spec):
 
 __all__ = [
     "FIELD_PATH",
+    "MAX_OBJECTIVES",
     "NAME_PATTERN",
     "OVER_REFUSAL",
     "AttackerSpec",

@@ -28,7 +28,7 @@ from pydantic_core import ErrorDetails
 from arena_core.errors import ArenaError, InvalidInputError
 from arena_core.objective_datasets import load_behaviours
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
-from arena_orchestrator.campaign_spec import FIELD_PATH, NAME_PATTERN, CampaignSpec
+from arena_orchestrator.campaign_spec import FIELD_PATH, MAX_OBJECTIVES, NAME_PATTERN, CampaignSpec
 from arena_orchestrator.spec_problem import Path, SpecProblem, SpecSourceError, format_path, shorten
 from arena_orchestrator.spec_source import MAX_NODES, SourceLines, read_document
 
@@ -140,6 +140,11 @@ def with_dataset_objectives(
         raise problem(exc.message, "path") from None
     listed = data.get("objectives", [])
     objectives = list(listed) if isinstance(listed, list) else [listed]
+    if len(objectives) + len(behaviours) > MAX_OBJECTIVES:
+        raise problem(
+            f"the file adds {len(behaviours)} objectives to {len(objectives)}, over the {MAX_OBJECTIVES} "
+            "a campaign may hold: set 'limit' or 'categories'"
+        )
     rest = {key: value for key, value in data.items() if key != "objectives_from"}
     return {**rest, "objectives": [*objectives, *(b.objective_fields() for b in behaviours)]}
 

@@ -89,8 +89,8 @@ class HomoglyphConverter(TextConverter):
 
 
 class SpacingParams(ConverterParams):
-    separator: str = Field(default=" ", min_length=1, max_length=3)
-    """Put between the characters of a word."""
+    separator: str = Field(default=" ", min_length=1, max_length=3, pattern=r"^[^\n\r\w]{1,3}$")
+    """Put between the characters of a word (no line break, letter or digit: the text reads back)."""
 
 
 class SpacingConverter(TextConverter):

@@ -77,32 +77,22 @@ def build_converters(specs: Sequence[ConverterSpec]) -> list[Converter]:
     return converters
 
 
-def _value(raw: str) -> ConverterParamValue:
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for parse in (int, float):
-        try:
-            return parse(raw)
-        except ValueError:
-            continue
-    return raw
-
-
 def parse_converter(text: str) -> ConverterSpec:
-    """``NAME`` or ``NAME:k=v,k=v`` (values read as bool, int, float, else text) as a spec.
+    """``NAME`` or ``NAME:k=v,k=v`` as a spec; each value read as its parameter's type says
+    (``hex:separator=:`` keeps a text, ``noise:sigma=0.3`` a number). A value cannot hold a comma.
 
     Raises :class:`InvalidInputError` for an unknown name or a malformed or invalid parameter.
     """
     name, _, rest = text.strip().partition(":")
-    params: dict[str, ConverterParamValue] = {}
+    raw: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))) if rest else ():
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise InvalidInputError(f"converter '{text}': parameter '{item}' is not key=value")
-        params[key.strip()] = _value(value.strip())
+        raw[key.strip()] = value.strip()
     cls = converter_class(name)
-    cls.parse_params(params)
+    parsed = cls.parse_params(raw)  # lax: "0.3" becomes a float where the field is one
+    params: dict[str, ConverterParamValue] = {key: getattr(parsed, key) for key in raw}
     return ConverterSpec(name=name, params=params)
 
 

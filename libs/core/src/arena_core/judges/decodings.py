@@ -46,7 +46,7 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0
 _TRAILING_LINES_TRIED = 4
 # Pairs of hex digits, each optionally prefixed (0x, \\x) and followed by one of the separators
 # the ``hex`` converter may use.
-_HEX_RUN = re.compile(r"(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[\s:,.|/;-]?){6,}")
+_HEX_RUN = re.compile(r"(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[\s:,.|/;-]{0,3}){6,}")
 # Single characters one space apart (three between words), four or more; or one punctuation
 # mark apart, two or more.
 _SPACED = re.compile(r"(?<!\S)\S(?:(?: |   )\S(?!\S))+")

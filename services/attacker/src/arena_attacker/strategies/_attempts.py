@@ -2,8 +2,10 @@
 
 A family renders an attempt (its messages) from the objective's request (:func:`~.asks.ask_of`)
 and the attempt's number; the base sends them, one conversation per attempt, until the match
-is won or out of turns, or the family has nothing more to try. No model is involved: given the
-same objective, parameters and seed, a family says the same things.
+is won or out of turns, or the family has nothing more to try. A family with fewer variants
+than turns plays them again, as ``playbook`` does: a sampling defender may answer differently.
+No model is involved: given the same objective, parameters and seed (the match's, else one
+derived from its id), a family says the same things.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class Attempts(Strategy, abc.ABC):
         ask = ask_of(session.objective)
         number = 0
         while session.turns_left > 0 and not session.won:
-            moves = self.attempt(ask, number, session.request.seed)
+            moves = self.attempt(ask, number, session.seed)
             if not moves:
                 return
             for index, move in enumerate(moves):

@@ -6,12 +6,15 @@ Hughes et al. 2024 ("Best-of-N Jailbreaking", arXiv:2412.03556) sample variation
 power law (89% on GPT-4o with N = 10,000 in their runs). Here each sample is the objective's
 request through the ``noise`` converter (:class:`~arena_core.converters.obfuscation.NoiseConverter`),
 drawn from the match seed and the sample's number, in a new conversation; the match stops at
-the first success (or after ``n`` samples, or out of turns).
+the first success (or after ``n`` samples, or out of turns). A quoted phrase in the request (the
+words a phrase objective asks for) is left as it is: a sample asking for other words could not
+win.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -20,6 +23,8 @@ from pydantic import Field
 from arena_attacker.strategies._attempts import Attempts, Move
 from arena_attacker.strategies.strategy import StrategyParams
 from arena_core.converters.obfuscation import NoiseConverter, NoiseParams
+
+_QUOTED = re.compile(r'("[^"\n]{1,200}")')
 
 
 class BestOfNParams(StrategyParams):
@@ -41,7 +46,11 @@ class BestOfNStrategy(Attempts):
         if number >= self.params.n:
             return ()
         noise = NoiseConverter(NoiseParams(sigma=self.params.sigma))
-        sample = noise.convert(ask, random.Random(f"best-of-n:{seed}:{number}"))  # noqa: S311 - reproducible
+        rng = random.Random(f"best-of-n:{seed}:{number}")  # noqa: S311 - reproducible, not security
+        # A quoted phrase is what the defender must say: augment the request around it, not it.
+        sample = "".join(
+            piece if _QUOTED.fullmatch(piece) else noise.convert(piece, rng) for piece in _QUOTED.split(ask)
+        )
         return (Move(sample, f"sample {number + 1} of {self.params.n} (sigma {self.params.sigma:g})"),)
 
 
