@@ -12,6 +12,7 @@ problem, 5 a local service failed to start, 130 interrupted.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -366,6 +367,13 @@ def experiment(
         str, typer.Option(help="The strategy each --converter column plays behind its converter.")
     ] = "playbook",
     decode: DecodeOpt = False,
+    section: Annotated[
+        str | None,
+        typer.Option(
+            help="Write the run as this section of the page (e.g. families), keeping the rest of it; "
+            "its JSON report is <page>-<section>.json."
+        ),
+    ] = None,
     reply_tokens: Annotated[
         int | None,
         typer.Option(
@@ -379,7 +387,7 @@ def experiment(
 ) -> None:
     """Play every strategy against every defender profile and write docs/results.md."""
     from arena.demo_command import new_run_id
-    from arena.experiment_command import command_line, current_argv, run_experiment
+    from arena.experiment_command import SECTION_PATTERN, command_line, current_argv, run_experiment
     from arena_attacker.strategies import STRATEGY_NAMES
     from arena_core.objective import Objective
 
@@ -389,6 +397,8 @@ def experiment(
     names = (s.strip() for s in strategies.split(",")) if strategies else STRATEGY_NAMES
     chosen = list(dict.fromkeys(names))
     chosen_profiles = list(dict.fromkeys(p.strip() for p in profiles.split(",") if p.strip()))
+    if section is not None and not re.fullmatch(SECTION_PATTERN, section):
+        fail(f"invalid --section '{section[:40]}': lower-case letters, digits and '-'", 2)
     goal = Objective(phrase=objective, decode=decode)
     try:
         converter_specs = [parse_converter(text) for text in converter or []]
@@ -441,6 +451,7 @@ def experiment(
             reply_tokens=reply_tokens,
             converters=converter_specs,
             converter_strategy=converter_strategy,
+            section=section,
         )
     except KeyboardInterrupt:
         err_console.print("interrupted: the local services have been stopped")

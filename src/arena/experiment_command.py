@@ -49,6 +49,8 @@ MODEL_READY_TIMEOUT_S = 300.0
 AGENT_READY_TIMEOUT_S = 60.0
 CAMPAIGN_NAME = "experiment"
 TITLE = "Strategies against defender profiles"
+SECTION_TITLES = {"families": "Attack families and converters against defender profiles"}
+"""Titles of the page's sections by name (``--section``); others take :data:`TITLE`."""
 MAX_MATCH_TIMEOUT_S = 86_400.0
 """A campaign's longest match timeout; a longer ``ARENA_MATCH_TIMEOUT_S`` is cut to it."""
 UNSTARTED_URL = f"http://{LOOPBACK}"
@@ -92,6 +94,7 @@ def run_experiment(
     reply_tokens: int | None = None,
     converters: Sequence[ConverterSpec] = (),
     converter_strategy: str = "playbook",
+    section: str | None = None,
 ) -> CampaignReport:
     """Start the local services, run the campaign, write its reports and the page; return its report.
 
@@ -99,6 +102,7 @@ def run_experiment(
     ``catalogue`` (catalogue ids, sets or OWASP ids) replaces ``objective`` and ``judge`` with
     the catalogue's objectives and judges; ``over_refusal`` adds the built-in benign set.
     Each of ``converters`` adds an attacker column: ``converter_strategy`` behind that converter.
+    ``section`` writes the run as that section of the page (:func:`write_results`).
     Raises :class:`~arena_core.errors.InvalidInputError` when the strategies, profiles or
     objective do not make a valid campaign.
     """
@@ -133,6 +137,7 @@ def run_experiment(
             facts=facts,
             campaign_dir=campaign_dir,
             reply_tokens=reply_tokens or settings.defender_max_tokens,
+            section=section,
         )
 
     # Checked before any process starts; the agents' own URLs are known only once they run.
@@ -342,6 +347,27 @@ def _judged_by(spec: CampaignSpec, judge: str) -> set[str]:
     }
 
 
+SECTION_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+_SECTIONS = re.compile(r"<!-- results-section:([a-z0-9-]+) -->\n.*?<!-- /results-section:\1 -->\n", re.DOTALL)
+
+
+def _demoted(page: str) -> str:
+    """``page`` one heading level down (its title becomes a section of another page)."""
+    return re.sub(r"(?m)^(#{1,5}) ", r"#\1 ", page)
+
+
+def splice_section(existing: str, name: str, body: str) -> str:
+    """``existing`` with section ``name`` replaced by ``body`` (appended when it has none)."""
+    block = f"<!-- results-section:{name} -->\n{body.rstrip()}\n<!-- /results-section:{name} -->\n"
+    pattern = re.compile(
+        rf"<!-- results-section:{re.escape(name)} -->\n.*?<!-- /results-section:{re.escape(name)} -->\n",
+        re.DOTALL,
+    )
+    if pattern.search(existing):
+        return pattern.sub(lambda _: block, existing, count=1)
+    return existing.rstrip() + "\n\n" + block
+
+
 def write_results(
     report: CampaignReport,
     out: Path,
@@ -350,13 +376,17 @@ def write_results(
     facts: Sequence[str],
     campaign_dir: Path,
     reply_tokens: int = DEFAULT_REPLY_TOKENS,
+    section: str | None = None,
 ) -> None:
     """Write the Markdown page ``out`` and the JSON report beside it (``<out>.json``).
 
     ``campaign_dir`` is where the campaign's own reports and transcripts were saved;
-    ``reply_tokens`` is the cap the defenders' replies had.
+    ``reply_tokens`` is the cap the defenders' replies had. With ``section``, the run becomes
+    that section of the page (one heading level down, between markers; the JSON report is
+    ``<out>-<section>.json``), and the rest of the page stays; a run without one rewrites the
+    page and keeps its sections after it.
     """
-    raw = out.with_suffix(".json")
+    raw = out.with_name(f"{out.stem}-{section}.json") if section else out.with_suffix(".json")
     notes = [
         *reading_notes(report.campaign.spec, reply_tokens, report.matches),
         "",
@@ -365,14 +395,20 @@ def write_results(
     ]
     page = render_markdown(
         report,
-        title=TITLE,
+        title=SECTION_TITLES.get(section or "", TITLE),
         command=command,
         environment=f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
         facts=facts,
         notes=notes,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    existing = out.read_text(encoding="utf-8") if out.is_file() else ""
+    if section:
+        text = splice_section(existing or f"# {TITLE}\n", section, _demoted(page))
+    else:
+        kept = "".join(match.group(0) for match in _SECTIONS.finditer(existing))
+        text = page.rstrip() + "\n" + (f"\n{kept}" if kept else "")
+    out.write_text(text, encoding="utf-8")
     raw.write_text(render_json(report) + "\n", encoding="utf-8")
 
 

@@ -215,6 +215,24 @@ def test_write_results_writes_the_page_and_the_json_report_beside_it(tmp_path: P
     assert "`out/c-1`" in page
 
 
+def test_a_section_run_keeps_the_page_and_a_page_run_keeps_its_sections(tmp_path: Path) -> None:
+    report = report_of(spec(), PLAYS)
+    out = tmp_path / "results.md"
+    write_results(report, out, command="arena main", facts=[], campaign_dir=Path("out/c-1"))
+    write_results(
+        report, out, command="arena fam", facts=[], campaign_dir=Path("out/c-2"), section="families"
+    )
+    page = out.read_text()
+    assert "arena main" in page and "arena fam" in page
+    assert "## Attack families and converters against defender profiles" in page
+    assert "### Reading these numbers" in page  # the section's headings one level down
+    assert "[results-families.json](results-families.json)" in page
+    assert (tmp_path / "results-families.json").is_file() and (tmp_path / "results.json").is_file()
+    write_results(report, out, command="arena main again", facts=[], campaign_dir=Path("out/c-3"))
+    page = out.read_text()
+    assert "arena main again" in page and "arena fam" in page and "arena main`" not in page
+
+
 def test_the_page_states_a_reply_cap() -> None:
     embedded = ArenaSettings()
     assert _model_facts(embedded, "llama") == [
@@ -321,3 +339,17 @@ def test_each_converter_is_a_column_of_the_converter_strategy() -> None:
     ]
     assert campaign.attackers[2].converters[0].params == {"parts": 3}
     assert campaign.objectives[0].objective.decode
+
+
+def test_a_section_is_spliced_into_the_page_and_survives_a_rewrite_of_it() -> None:
+    from arena.experiment_command import _SECTIONS, splice_section
+
+    page = "# Strategies\n\nthe main run\n"
+    once = splice_section(page, "families", "## Families\n\nfirst")
+    assert (
+        once.startswith(page.rstrip()) and "<!-- results-section:families -->\n## Families\n\nfirst\n" in once
+    )
+    twice = splice_section(once, "families", "## Families\n\nsecond")
+    assert "first" not in twice and twice.count("results-section:families -->") == 2
+    kept = "".join(match.group(0) for match in _SECTIONS.finditer(twice))
+    assert kept.startswith("<!-- results-section:families -->") and "second" in kept
