@@ -135,7 +135,7 @@ def test_the_expanded_campaign_is_what_an_orchestrator_reads_back(tmp_path: Path
     )
     spec = load_campaign_spec(text, base_dir=tmp_path)
     assert load_campaign_spec(spec.model_dump_json()) == spec
+    many = tmp_path / "many.csv"
+    many.write_text("Behavior\n" + "".join(f"do thing number {i}\n" for i in range(501)))
     with pytest.raises(CampaignSpecError, match="over the 500 a campaign may hold"):
-        many = tmp_path / "many.csv"
-        many.write_text("Behavior\n" + "".join(f"do thing number {i}\n" for i in range(501)))
         load_campaign_spec(text.replace("b.jsonl", "many.csv"), base_dir=tmp_path)

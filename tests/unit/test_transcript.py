@@ -232,7 +232,9 @@ def test_a_converted_turn_shows_what_the_strategy_wrote_and_what_was_sent() -> N
 def test_a_turn_shows_what_was_sent_beside_its_text() -> None:
     from arena_core.match_models import SentAttachment
 
-    sent = SentAttachment(kind="data", name="feedback-export", media_type="application/json", content='{"a": 1}')
+    sent = SentAttachment(
+        kind="data", name="feedback-export", media_type="application/json", content='{"a": 1}'
+    )
     turn = _turn(1, "Summarise the attached export.", "Done.", HELD, attachments=[sent])
     text = transcript_markdown(_won().model_copy(update={"turns": [turn]}))
     assert "*Sent beside it:* data part `feedback-export` (application/json):" in text
