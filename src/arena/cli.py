@@ -387,7 +387,13 @@ def experiment(
 ) -> None:
     """Play every strategy against every defender profile and write docs/results.md."""
     from arena.demo_command import new_run_id
-    from arena.experiment_command import SECTION_PATTERN, command_line, current_argv, run_experiment
+    from arena.experiment_command import (
+        SECTION_PATTERN,
+        command_line,
+        current_argv,
+        results_json_path,
+        run_experiment,
+    )
     from arena_attacker.strategies import STRATEGY_NAMES
     from arena_core.objective import Objective
 
@@ -456,7 +462,8 @@ def experiment(
     except KeyboardInterrupt:
         err_console.print("interrupted: the local services have been stopped")
         raise typer.Exit(130) from None
-    console.print(f"wrote {out} and {out.with_suffix('.json')}")
+    raw = results_json_path(out, section)
+    console.print(f"wrote {out}" + (f" (section {section})" if section else "") + f" and {raw}")
 
 
 @app.command()

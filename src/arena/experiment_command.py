@@ -368,6 +368,11 @@ def splice_section(existing: str, name: str, body: str) -> str:
     return existing.rstrip() + "\n\n" + block
 
 
+def results_json_path(out: Path, section: str | None) -> Path:
+    """Where the JSON report of a run written to page ``out`` (as ``section``) goes."""
+    return out.with_name(f"{out.stem}-{section}.json") if section else out.with_suffix(".json")
+
+
 def write_results(
     report: CampaignReport,
     out: Path,
@@ -386,7 +391,7 @@ def write_results(
     ``<out>-<section>.json``), and the rest of the page stays; a run without one rewrites the
     page and keeps its sections after it.
     """
-    raw = out.with_name(f"{out.stem}-{section}.json") if section else out.with_suffix(".json")
+    raw = results_json_path(out, section)
     notes = [
         *reading_notes(report.campaign.spec, reply_tokens, report.matches),
         "",
@@ -458,11 +463,14 @@ def current_argv() -> list[str]:
 
 __all__ = [
     "CAMPAIGN_NAME",
+    "SECTION_PATTERN",
     "command_line",
     "current_argv",
     "experiment_spec",
     "reading_notes",
+    "results_json_path",
     "run_experiment",
+    "splice_section",
     "start_agents",
     "uses_embedded_model",
     "write_results",
