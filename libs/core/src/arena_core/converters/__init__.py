@@ -17,6 +17,7 @@ from arena_core.converters.converter import (
     ConverterParams,
     ConverterSpec,
     ModelConverter,
+    Reversible,
     SplittingConverter,
     TextConverter,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ConverterParams",
     "ConverterSpec",
     "ModelConverter",
+    "Reversible",
     "Rewrite",
     "SplittingConverter",
     "TextConverter",

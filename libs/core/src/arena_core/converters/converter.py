@@ -8,7 +8,7 @@ are; converters show it. Converters compose in order (:mod:`arena_core.converter
 Every converter is a pure function of its text, its parameters and a random generator seeded
 per message (:class:`TextConverter`), so a seed makes a match's messages identical from run to
 run; except the model-driven ones (:class:`ModelConverter`: translation, paraphrase), which
-record the model they used. A converter with an inverse (``reversible``) round-trips:
+record the model they used. A converter with an inverse (:class:`Reversible`) round-trips:
 ``invert(convert(text)) == text`` for the texts its docstring names. One converter,
 ``split``, turns one message into several turns (:class:`SplittingConverter`); it comes last.
 """
@@ -58,8 +58,6 @@ class Converter(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[ConverterParams]] = ConverterParams
-    reversible: ClassVar[bool] = False
-    """True when :meth:`invert` undoes :meth:`TextConverter.convert` (see its docstring)."""
     seeded: ClassVar[bool] = False
     """True when the output depends on the random generator (else it is ignored)."""
 
@@ -77,9 +75,14 @@ class Converter(abc.ABC):
             )
             raise InvalidInputError(f"invalid params for converter '{cls.name}': {problems}") from exc
 
+
+class Reversible(abc.ABC):
+    """A converter with an inverse: :meth:`invert` undoes its conversion, for the texts its
+    docstring names (a mixin beside :class:`TextConverter` or :class:`SplittingConverter`)."""
+
+    @abc.abstractmethod
     def invert(self, text: str) -> str:
-        """Undo the conversion (only for ``reversible`` converters)."""
-        raise NotImplementedError(f"converter '{self.name}' has no inverse")
+        """The text before the conversion."""
 
 
 class TextConverter(Converter):
@@ -103,7 +106,7 @@ class SplittingConverter(Converter):
 
     @abc.abstractmethod
     def split(self, text: str, rng: random.Random) -> list[str]:
-        """The messages to send in order; joined back by :meth:`invert` where reversible."""
+        """The messages to send in order (joined back by ``invert`` where it is :class:`Reversible`)."""
 
 
 __all__ = [
@@ -114,6 +117,7 @@ __all__ = [
     "ConverterParams",
     "ConverterSpec",
     "ModelConverter",
+    "Reversible",
     "SplittingConverter",
     "TextConverter",
 ]

@@ -8,6 +8,7 @@ text: :meth:`invert` drops the hint line and decodes.
 
 from __future__ import annotations
 
+import abc
 import base64
 import binascii
 import codecs
@@ -16,7 +17,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from arena_core.converters.converter import ConverterParams, TextConverter
+from arena_core.converters.converter import ConverterParams, Reversible, TextConverter
 from arena_core.errors import InvalidInputError
 
 
@@ -25,11 +26,10 @@ class HintParams(ConverterParams):
     """Put a line before the encoded text that says how to read it."""
 
 
-class _HintedEncoding(TextConverter):
+class _HintedEncoding(TextConverter, Reversible):
     """An encoding with an optional plain-English line before it."""
 
     hint_text: ClassVar[str]
-    reversible: ClassVar[bool] = True
     Params: ClassVar[type[ConverterParams]] = HintParams
 
     def convert(self, text: str, rng: random.Random) -> str:
@@ -41,11 +41,13 @@ class _HintedEncoding(TextConverter):
         prefix = f"{self.hint_text}\n\n"
         return self.decode(text[len(prefix) :] if text.startswith(prefix) else text)
 
+    @abc.abstractmethod
     def encode(self, text: str) -> str:
-        raise NotImplementedError
+        """The encoded text, without the hint."""
 
+    @abc.abstractmethod
     def decode(self, text: str) -> str:
-        raise NotImplementedError
+        """The text :meth:`encode` was given."""
 
 
 class Base64Params(HintParams):

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from arena_core.converters.converter import ConverterParams, TextConverter
+from arena_core.converters.converter import ConverterParams, Reversible, TextConverter
 
 
 class RateParams(ConverterParams):
@@ -70,14 +70,13 @@ HOMOGLYPHS = {
 LATIN_OF_HOMOGLYPH = {glyph: latin for latin, glyph in HOMOGLYPHS.items()}
 
 
-class HomoglyphConverter(TextConverter):
+class HomoglyphConverter(TextConverter, Reversible):
     """Latin letters swapped for the Cyrillic letters drawn like them: the same to a reader,
     other code points to a filter. Round-trips on text without those Cyrillic letters."""
 
     name: ClassVar[str] = "homoglyphs"
     description: ClassVar[str] = "Latin letters as look-alike Cyrillic letters."
     Params: ClassVar[type[ConverterParams]] = RateParams
-    reversible: ClassVar[bool] = True
     seeded: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:
@@ -93,7 +92,7 @@ class SpacingParams(ConverterParams):
     """Put between the characters of a word (no line break, letter or digit: the text reads back)."""
 
 
-class SpacingConverter(TextConverter):
+class SpacingConverter(TextConverter, Reversible):
     """The characters of every word apart (``I G i v e``); words three separators apart.
 
     Round-trips on text whose words are one space apart and hold no separator.
@@ -102,7 +101,6 @@ class SpacingConverter(TextConverter):
     name: ClassVar[str] = "spacing"
     description: ClassVar[str] = "A separator between the characters of every word."
     Params: ClassVar[type[ConverterParams]] = SpacingParams
-    reversible: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:
         assert isinstance(self.params, SpacingParams)
@@ -128,7 +126,7 @@ class TagParams(ConverterParams):
     """Visible text before the hidden message (a reader sees only this)."""
 
 
-class TagSmugglingConverter(TextConverter):
+class TagSmugglingConverter(TextConverter, Reversible):
     """Printable ASCII written as invisible Unicode tag characters ("ASCII smuggling"): a
     screen shows nothing (or ``cover``), a tokenizer still reads the text. Other characters
     (line breaks, non-ASCII) stay as they are. Round-trips on text without tag characters."""
@@ -138,7 +136,6 @@ class TagSmugglingConverter(TextConverter):
         "Printable ASCII as invisible Unicode tag characters, after optional visible cover text."
     )
     Params: ClassVar[type[ConverterParams]] = TagParams
-    reversible: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:
         assert isinstance(self.params, TagParams)
@@ -161,7 +158,7 @@ ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060")
 """Zero-width space, non-joiner, joiner, word joiner."""
 
 
-class ZeroWidthConverter(TextConverter):
+class ZeroWidthConverter(TextConverter, Reversible):
     """Zero-width characters between characters (``rate``: the share of gaps that get one,
     each drawn from :data:`ZERO_WIDTH`): the text looks the same and matches no keyword.
     Round-trips on text without zero-width characters."""
@@ -169,7 +166,6 @@ class ZeroWidthConverter(TextConverter):
     name: ClassVar[str] = "zero-width"
     description: ClassVar[str] = "Invisible zero-width characters between characters."
     Params: ClassVar[type[ConverterParams]] = RateParams
-    reversible: ClassVar[bool] = True
     seeded: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:

@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from arena_core.converters.converter import ConverterParams, TextConverter
+from arena_core.converters.converter import ConverterParams, Reversible, TextConverter
 from arena_core.errors import InvalidInputError
 
 
@@ -24,14 +24,13 @@ class CodeBlockParams(ConverterParams):
     """A line before the block ("" for none)."""
 
 
-class CodeBlockConverter(TextConverter):
+class CodeBlockConverter(TextConverter, Reversible):
     """The text in a fenced code block, the fence longer than any run of backticks inside.
     Round-trips on any text that does not start or end with a line break."""
 
     name: ClassVar[str] = "code-block"
     description: ClassVar[str] = "The text inside a fenced markdown code block."
     Params: ClassVar[type[ConverterParams]] = CodeBlockParams
-    reversible: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:
         assert isinstance(self.params, CodeBlockParams)
@@ -61,7 +60,7 @@ class MarkdownParams(ConverterParams):
 _TABLE_HEAD = "| Note |\n| --- |\n"
 
 
-class MarkdownConverter(TextConverter):
+class MarkdownConverter(TextConverter, Reversible):
     """The text as a markdown block quote, an HTML comment or a table cell.
 
     Round-trips on text that holds no ``-->`` (comment), no ``|`` or ``<br>`` (table), and
@@ -71,7 +70,6 @@ class MarkdownConverter(TextConverter):
     name: ClassVar[str] = "markdown"
     description: ClassVar[str] = "The text as a markdown quote, HTML comment or table cell."
     Params: ClassVar[type[ConverterParams]] = MarkdownParams
-    reversible: ClassVar[bool] = True
 
     def convert(self, text: str, rng: random.Random) -> str:
         assert isinstance(self.params, MarkdownParams)
