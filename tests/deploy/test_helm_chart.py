@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from arena_core.http_auth import parse_tokens
+from arena_core.api_token_entries import parse_tokens
 from arena_orchestrator.spec_loader import load_campaign_spec
 from support.env_example import REPO, example_settings, secret_settings
 

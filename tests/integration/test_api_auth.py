@@ -5,7 +5,9 @@ protocol versions) and the orchestrator's /v1 API: 401 without a valid token,
 403 for a read-only token on anything but GET/HEAD; cards, probes and the
 dashboard's files stay public; cards and the OpenAPI description declare the
 scheme; the attacker reaches a protected arena defender with the campaign's
-named token; the CLI's client says what to set.
+named token; the CLI's client says what to set. The tokens are named entries of one caller
+(``ops:...``), as a rotation and a read-only view of that caller's tasks are written; how
+callers are kept apart is tests/integration/test_caller_isolation.py.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def _send_rpc(version: str) -> dict[str, Any]:
 
 
 def _auth_settings(**extra: object) -> dict[str, object]:
-    return {"api_tokens": f"{FULL},{OLD}", "api_read_tokens": READ, **extra}
+    # One caller, "ops": a token being rotated (FULL replaces OLD) and a read-only token.
+    return {"api_tokens": f"ops:{FULL},ops:{OLD}", "api_read_tokens": f"ops:{READ}", **extra}
 
 
 @pytest.fixture
@@ -144,16 +147,17 @@ async def test_http_json_needs_a_token_on_both_versions(protected: InProcessAren
     assert ok.status_code == 200, ok.text
 
 
-async def test_a_read_token_may_read_a_task_but_not_write(protected: InProcessArena) -> None:
+async def test_a_read_token_may_read_its_callers_task_but_not_write(protected: InProcessArena) -> None:
     sent = await protected.http.post(
         "http://defender/", json=_send_rpc("1.0"), headers={**V10, **_bearer(FULL)}
     )
     task_id = sent.json()["result"]["task"]["id"]
     path = f"http://defender/rest/tasks/{task_id}"
     assert (await protected.http.get(path, headers=V10)).status_code == 401
-    read = await protected.http.get(path, headers={**V10, **_bearer(READ)})
-    assert read.status_code == 200, read.text
-    assert read.json()["id"] == task_id
+    for token in (READ, OLD):  # the same caller: its read token, the token being rotated out
+        read = await protected.http.get(path, headers={**V10, **_bearer(token)})
+        assert read.status_code == 200, read.text
+        assert read.json()["id"] == task_id
     cancel = await protected.http.post(f"{path}:cancel", headers={**V10, **_bearer(READ)})
     assert cancel.status_code == 403
 

@@ -6,6 +6,7 @@ import pytest
 
 from arena_core.a2a import connect_target
 from arena_core.a2a.client.attacker import play_remote_match
+from arena_core.caller_scope import conversation_key
 from arena_core.conversation_store import InMemoryConversationStore
 from arena_core.errors import ConfigError
 from arena_core.match_models import MatchRequest, TurnRecord
@@ -159,7 +160,8 @@ async def test_history_keeps_what_was_sent(arena: InProcessArena, profile: str, 
     target = await connect_target(url, http=arena.http)
     reply = await target.send("repeat after me: I Give Up")
     assert reply.text == kept
-    assert await store.load(reply.context_id) == [
+    # No tokens: the anonymous caller's conversation (arena_core.caller_scope).
+    assert await store.load(conversation_key(reply.context_id, None)) == [
         {"role": "user", "content": "repeat after me: I Give Up"},
         {"role": "assistant", "content": kept},
     ]

@@ -3,7 +3,8 @@
 ``ARENA_MAX_REQUEST_BYTES`` is enforced by ``BodySizeLimit`` (arena_core/http_limits.py)
 on the agents and the orchestrator, with and without ``Content-Length``, for every
 method (a GET may carry a body too), with a deadline for the whole body (408) and a
-strict ``Content-Length`` (400);
+strict ``Content-Length`` (400); bodies nested more than 100 levels deep get the
+binding's parse error before anything parses them (arena_core/a2a/json_depth_guard.py);
 ``ARENA_MAX_MESSAGE_PARTS`` and ``ARENA_MAX_MESSAGE_TEXT_BYTES`` by the agents'
 request handler (arena_core/a2a/message_limits.py), on both protocol versions
 and both bindings.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -325,6 +327,73 @@ async def test_the_attacker_has_the_same_body_limit(arena: InProcessArena) -> No
     _assert_status_413(
         await arena.http.post(f"{url}/rest/message:send", content=rest, headers=_headers("1.0")), 1_000_000
     )
+
+
+# --- nesting depth --------------------------------------------------------------------------------
+
+
+def _nested_metadata(payload: dict[str, Any], levels: int) -> bytes:
+    """``payload`` with ``levels`` nested objects as its message's metadata (deep, and valid JSON)."""
+    inner = b'{"a":' * levels + b"1" + b"}" * levels
+    text = json.dumps(payload).encode()
+    marker = b'"messageId"'
+    return text.replace(marker, b'"metadata": ' + inner + b", " + marker, 1)
+
+
+async def test_a_body_nested_thousands_deep_is_a_parse_error_not_a_crash(
+    arena: InProcessArena, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK recursed into it (RecursionError: -32603 and a traceback); now -32700 / 400, quietly."""
+    arena.add_model(mode="echo")
+    url = arena.add_defender()
+    for version in ("1.0", "0.3"):
+        for stream in (False, True):
+            body = _nested_metadata(_rpc(version, ["deep"], stream=stream), 5000)
+            response = await arena.http.post(url, content=body, headers=_headers(version))
+            assert response.status_code == 200, response.text
+            answer = response.json()
+            assert answer["id"] is None
+            assert answer["error"] == {"code": -32700, "message": "Parse error: nesting deeper than 100"}
+            rest = _nested_metadata(_rest_message(version, ["deep"]), 5000)
+            response = await arena.http.post(
+                f"{url}{_rest_path(version, stream)}", content=rest, headers=_headers(version)
+            )
+            assert response.status_code == 400, response.text
+            assert response.headers["content-type"] == (
+                "application/a2a+json" if version == "1.0" else "application/json"
+            )
+            error = response.json()["error"]
+            assert error["status"] == "INVALID_ARGUMENT"
+            assert "nesting deeper than 100" in error["message"]
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert "Traceback" not in caplog.text and "RecursionError" not in caplog.text
+    listed = await arena.http.get(f"{url}/rest/tasks", headers=V10)
+    assert listed.json().get("tasks", []) == []  # nothing reached the agent
+
+
+async def test_nesting_up_to_the_limit_is_not_refused_for_depth(arena: InProcessArena) -> None:
+    arena.add_model(mode="echo")
+    url = arena.add_defender()
+    # The metadata sits 3 levels deep (request, params, message): 97 more levels make 100.
+    # (At 100 protobuf's own recursion limit refuses the metadata: invalid params, not our parse error.)
+    body = _nested_metadata(_rpc("1.0", ["at the limit"]), 100 - 3)
+    answer = (await arena.http.post(url, content=body, headers=_headers("1.0"))).json()
+    assert "nesting deeper" not in json.dumps(answer)
+    deeper = _nested_metadata(_rpc("1.0", ["past the limit"]), 100 - 2)
+    answer = (await arena.http.post(url, content=deeper, headers=_headers("1.0"))).json()
+    assert answer["error"]["message"] == "Parse error: nesting deeper than 100"
+    # Brackets inside strings are text: a message full of them is served.
+    text = "[{" * 3000
+    answer = (await arena.http.post(url, json=_rpc("1.0", [text]), headers=_headers("1.0"))).json()
+    assert "result" in answer and "heard 1 user message" in json.dumps(answer), answer
+
+
+async def test_the_attacker_refuses_deep_bodies_too(arena: InProcessArena) -> None:
+    arena.add_model(mode="echo")
+    url = arena.add_attacker()
+    body = _nested_metadata(_rpc("1.0", ["deep"]), 1000)
+    answer = (await arena.http.post(url, content=body, headers=_headers("1.0"))).json()
+    assert answer["error"]["code"] == -32700
 
 
 # --- message parts and text ----------------------------------------------------------------------

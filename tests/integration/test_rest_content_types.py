@@ -4,7 +4,9 @@ a2a-sdk 1.3.0 parsed any body as JSON whatever its ``Content-Type`` (``text/plai
 none). :class:`arena_core.a2a.rest_content_type_guard.RestContentTypeGuard` now accepts
 ``application/json`` and ``application/a2a+json`` and answers 415 to the rest, on both protocol
 versions alike. What the agents send back is pinned here too (it is documented): 1.0 answers,
-errors included, are ``application/a2a+json``, 0.3 answers ``application/json``.
+errors included, are ``application/a2a+json``, 0.3 answers ``application/json``. The JSON-RPC
+endpoint holds to the same rule (:mod:`arena_core.a2a.jsonrpc_content_type_guard`): JSON or a
+``+json`` type, else 415 with a JSON-RPC error, before anything parses the body.
 """
 
 from __future__ import annotations
@@ -119,3 +121,80 @@ async def test_a_malformed_json_body_is_still_the_sdks_400(defender: InProcessAr
     )
     assert status == 400, body
     assert media_type == SUCCESS_MEDIA_TYPE[version] and body["error"]["status"] == "INVALID_ARGUMENT"
+
+
+# --- the JSON-RPC endpoint --------------------------------------------------------------------
+# arena_core.a2a.jsonrpc_content_type_guard: the same rule, a JSON-RPC error body (-32600, id null).
+
+RPC_BODIES = {
+    "1.0": {"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": BODIES["1.0"]},
+    "0.3": {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "messageId": "m-1",
+                "role": "user",
+                "parts": [{"kind": "text", "text": "x"}],
+            }
+        },
+    },
+}
+
+
+async def _post_rpc(
+    arena: InProcessArena, version: str, content_type: str | None, body: bytes | None = None
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    headers = dict(V10) if version == "1.0" else {}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    content = json.dumps(RPC_BODIES[version]).encode() if body is None else body
+    response = await arena.http.post("http://defender/", content=content, headers=headers)
+    return response.status_code, response.json(), dict(response.headers)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "Application/JSON; charset=UTF-8", "application/a2a+json", "application/vnd.x+json"],
+)
+async def test_jsonrpc_accepts_json_and_any_json_suffix_type(
+    defender: InProcessArena, version: str, content_type: str
+) -> None:
+    status, body, _ = await _post_rpc(defender, version, content_type)
+    assert status == 200 and "result" in body, body
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    "content_type", [*WRONG_TYPES, "multipart/form-data; boundary=x", "application/json-rpc"]
+)
+async def test_jsonrpc_with_a_wrong_media_type_gets_415_and_a_jsonrpc_error(
+    defender: InProcessArena, version: str, content_type: str | None
+) -> None:
+    status, body, headers = await _post_rpc(defender, version, content_type)
+    assert status == 415, body
+    assert headers["content-type"] == "application/json"
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"]["code"] == -32600
+    message = body["error"]["message"]
+    assert message.startswith("Unsupported Media Type: ")
+    assert "must be sent as application/json (or another +json type), UTF-8" in message
+    assert headers["accept"] == "application/json"
+
+
+async def test_a_refused_jsonrpc_body_never_reaches_the_agent(defender: InProcessArena) -> None:
+    for version in VERSIONS:
+        for content_type in ("text/plain", "application/x-www-form-urlencoded", None):
+            status, _, _ = await _post_rpc(defender, version, content_type)
+            assert status == 415
+    listed = await defender.http.get("http://defender/rest/tasks", headers=V10)
+    assert listed.json().get("tasks", []) == []
+
+
+async def test_a_bodiless_jsonrpc_post_is_the_sdks_parse_error(defender: InProcessArena) -> None:
+    response = await defender.http.post("http://defender/", headers=V10)
+    assert response.status_code == 200
+    assert response.json()["error"]["code"] == -32700

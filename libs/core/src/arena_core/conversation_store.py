@@ -1,11 +1,15 @@
-"""Conversation history per A2A contextId, bounded in length, bytes and age.
+"""Conversation history per conversation (caller and contextId), bounded in length, bytes and age.
 
 A defender keeps what was said in each conversation so the model sees the
-whole history on every turn. The store never grows without bound: each
-conversation keeps at most ``max_messages`` messages and ``max_bytes`` of text
-(oldest dropped first), idle conversations expire after ``ttl_s``, and at most
-``max_conversations`` are held (least recently used evicted). Nothing ever
-scans all conversations: expiry happens at the cold end of an LRU order.
+whole history on every turn. A conversation is known by its key, its caller's
+and its A2A contextId together (:func:`arena_core.caller_scope.conversation_key`),
+so one caller can never read or extend another's by naming its contextId.
+
+The store never grows without bound: each conversation keeps at most
+``max_messages`` messages and ``max_bytes`` of text (oldest dropped first), idle
+conversations expire after ``ttl_s``, and at most ``max_conversations`` are held
+(least recently used evicted). Nothing ever scans all conversations: expiry
+happens at the cold end of an LRU order.
 """
 
 from __future__ import annotations
@@ -23,19 +27,20 @@ Clock = Callable[[], float]
 
 
 class ConversationStore(abc.ABC):
-    """Where a defender keeps conversation history, keyed by contextId."""
+    """Where a defender keeps conversation history, by conversation key (caller and contextId,
+    :func:`arena_core.caller_scope.conversation_key`)."""
 
     @abc.abstractmethod
-    async def load(self, context_id: str) -> list[Message]:
-        """Return the kept history of ``context_id``, oldest first ([] if none)."""
+    async def load(self, key: str) -> list[Message]:
+        """Return the kept history of conversation ``key``, oldest first ([] if none)."""
 
     @abc.abstractmethod
-    async def append(self, context_id: str, messages: Sequence[Message]) -> None:
-        """Append ``messages`` to ``context_id``, then enforce the bounds."""
+    async def append(self, key: str, messages: Sequence[Message]) -> None:
+        """Append ``messages`` to conversation ``key``, then enforce the bounds."""
 
     @abc.abstractmethod
-    async def delete(self, context_id: str) -> None:
-        """Forget ``context_id`` (no error if unknown)."""
+    async def delete(self, key: str) -> None:
+        """Forget conversation ``key`` (no error if unknown)."""
 
 
 @dataclass(slots=True)
@@ -73,23 +78,23 @@ class InMemoryConversationStore(ConversationStore):
     def __len__(self) -> int:
         return len(self._conversations)
 
-    async def load(self, context_id: str) -> list[Message]:
+    async def load(self, key: str) -> list[Message]:
         now = self._clock()
         self._expire(now)
-        conversation = self._conversations.get(context_id)
+        conversation = self._conversations.get(key)
         if conversation is None:
             return []
         return [dict(message) for message in conversation.messages]
 
-    async def append(self, context_id: str, messages: Sequence[Message]) -> None:
+    async def append(self, key: str, messages: Sequence[Message]) -> None:
         now = self._clock()
         self._expire(now)
-        conversation = self._conversations.get(context_id)
+        conversation = self._conversations.get(key)
         if conversation is None:
             conversation = _Conversation()
-            self._conversations[context_id] = conversation
+            self._conversations[key] = conversation
         else:
-            self._conversations.move_to_end(context_id)
+            self._conversations.move_to_end(key)
         conversation.touched = now
         for message in messages:
             size = message_size(message)
@@ -104,16 +109,16 @@ class InMemoryConversationStore(ConversationStore):
         while len(self._conversations) > self._max_conversations:
             self._conversations.popitem(last=False)
 
-    async def delete(self, context_id: str) -> None:
-        self._conversations.pop(context_id, None)
+    async def delete(self, key: str) -> None:
+        self._conversations.pop(key, None)
 
     def _expire(self, now: float) -> None:
         # The LRU order puts the stalest conversations first, so stop at the first fresh one.
         while self._conversations:
-            context_id, oldest = next(iter(self._conversations.items()))
+            key, oldest = next(iter(self._conversations.items()))
             if now - oldest.touched < self._ttl_s:
                 return
-            del self._conversations[context_id]
+            del self._conversations[key]
 
 
 __all__ = ["Clock", "ConversationStore", "InMemoryConversationStore", "message_size"]

@@ -9,6 +9,20 @@ requests only with ``Authorization: Bearer <token>`` when tokens are configured:
   (follow campaigns, fetch reports and matches, read a task); anything else
   with one is refused with 403.
 
+**Callers.** Each entry of either list is ``name:token`` or a bare ``token``
+(:mod:`arena_core.api_token_entries`); the name is the *caller* the token stands
+for (a bare token's is derived from its digest). :class:`BearerAuth` puts the
+caller in the ASGI scope as ``scope["user"]`` (an :class:`ApiCaller`), which
+a2a-sdk's default call-context builder reads: the task stores keep each caller's
+tasks apart (another caller's task reads as absent, exactly like an unknown one),
+and the defender keys its conversations by caller too
+(:mod:`arena_core.caller_scope`). Several tokens may share a name (a rotation
+keeps the caller; a read token under a full token's name reads that caller's
+tasks); one token under two names is a configuration error at settings load.
+Names are not secret: they appear in logs and Redis keys. Outbound tokens
+(``ARENA_ATTACKER_TOKEN``, ``ARENA_ORCHESTRATOR_TOKEN``, ``ARENA_TARGET_TOKEN_*``)
+are bare tokens.
+
 What stays public: the agent card (clients need it to learn how to authenticate;
 it declares the ``bearer`` scheme), ``/healthz`` and ``/readyz`` (probes carry no
 token), and on the orchestrator the dashboard's static files and the OpenAPI
@@ -32,19 +46,16 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from starlette.authentication import AuthCredentials, BaseUser
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-MIN_TOKEN_LENGTH = 16
-MAX_TOKEN_LENGTH = 512
-TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9._~+/=-]+$")
-"""RFC 6750 ``b64token`` characters: what may follow ``Bearer`` in a header."""
+from arena_core.api_token_entries import TokenEntry, caller_name_for
 
 REALM = "a2a-arena"
 logger = logging.getLogger(__name__)
@@ -61,68 +72,100 @@ class Access(Enum):
     FULL = "full"
 
 
-def parse_tokens(raw: str | None) -> tuple[str, ...]:
-    """Split a comma-separated token list; raise ValueError naming what is wrong (never the token).
-
-    Each token is 16-512 characters from the RFC 6750 token alphabet
-    (letters, digits and ``-._~+/=``), so it fits in a header unchanged.
-    """
-    if raw is None:
-        return ()
-    tokens: list[str] = []
-    for position, item in enumerate(raw.split(","), start=1):
-        token = item.strip()
-        if not token:
-            continue
-        if not MIN_TOKEN_LENGTH <= len(token) <= MAX_TOKEN_LENGTH:
-            msg = (
-                f"token {position} is {len(token)} characters; tokens must be "
-                f"{MIN_TOKEN_LENGTH}-{MAX_TOKEN_LENGTH} (e.g. `openssl rand -hex 32`)"
-            )
-            raise ValueError(msg)
-        if not TOKEN_PATTERN.match(token):
-            msg = f"token {position} has characters outside A-Z a-z 0-9 - . _ ~ + / ="
-            raise ValueError(msg)
-        tokens.append(token)
-    if not tokens and raw.strip():
-        msg = "holds no token (only commas and spaces)"
-        raise ValueError(msg)
-    return tuple(tokens)
-
-
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+def _digests(entries: Iterable[str | TokenEntry]) -> tuple[tuple[bytes, str], ...]:
+    items = (TokenEntry(caller_name_for(e), e) if isinstance(e, str) else e for e in entries)
+    return tuple((_digest(entry.token), entry.name) for entry in items)
+
+
 @dataclass(frozen=True, slots=True)
 class ApiTokens:
-    """The tokens one service accepts. Build with :meth:`of`; compare with :meth:`access`."""
+    """The tokens one service accepts, each with its caller's name.
 
-    full: tuple[bytes, ...] = ()
-    read: tuple[bytes, ...] = ()
+    Build with :meth:`of`; compare with :meth:`identify` (or :meth:`access`). Only
+    SHA-256 digests are kept.
+    """
+
+    full: tuple[tuple[bytes, str], ...] = ()
+    read: tuple[tuple[bytes, str], ...] = ()
 
     @classmethod
-    def of(cls, full: Iterable[str] = (), read: Iterable[str] = ()) -> ApiTokens:
-        """Tokens from their plain values (kept only as SHA-256 digests)."""
-        return cls(full=tuple(_digest(t) for t in full), read=tuple(_digest(t) for t in read))
+    def of(cls, full: Iterable[str | TokenEntry] = (), read: Iterable[str | TokenEntry] = ()) -> ApiTokens:
+        """Tokens from their entries, or from bare token values (each its own caller,
+        named by :func:`~arena_core.api_token_entries.caller_name_for`)."""
+        return cls(full=_digests(full), read=_digests(read))
 
     @property
     def enabled(self) -> bool:
         """True when requests must carry a token."""
         return bool(self.full or self.read)
 
-    def access(self, token: str) -> Access:
-        """What ``token`` allows, compared in constant time against every configured token."""
+    def identify(self, token: str) -> tuple[Access, str | None]:
+        """What ``token`` allows and whose it is (None for :attr:`Access.NONE`).
+
+        The presented token's digest is compared with every configured digest, whether or
+        not an earlier one matched, so neither the position of a match nor the length of a
+        token shows in the time taken. A token that is both full and read is full.
+        """
         presented = _digest(token)
-        full = False
-        read = False
-        for digest in self.full:
-            full |= hmac.compare_digest(presented, digest)
-        for digest in self.read:
-            read |= hmac.compare_digest(presented, digest)
-        if full:
-            return Access.FULL
-        return Access.READ if read else Access.NONE
+        full: str | None = None
+        read: str | None = None
+        for digest, name in self.full:
+            matched = hmac.compare_digest(presented, digest)
+            full = name if matched else full
+        for digest, name in self.read:
+            matched = hmac.compare_digest(presented, digest)
+            read = name if matched else read
+        if full is not None:
+            return Access.FULL, full
+        if read is not None:
+            return Access.READ, read
+        return Access.NONE, None
+
+    def access(self, token: str) -> Access:
+        """What ``token`` allows (:meth:`identify` without the caller)."""
+        return self.identify(token)[0]
+
+
+class ApiCaller(BaseUser):
+    """The caller a valid token stands for, as ``scope["user"]``.
+
+    A Starlette user (``request.user``), which a2a-sdk's ``DefaultServerCallContextBuilder``
+    wraps into its ``User`` (``is_authenticated``; ``user_name`` read from ``display_name``);
+    it also has a2a-sdk's ``User`` interface itself (``user_name``), without importing the SDK
+    (the settings import this module before telemetry is set up, which must precede the SDK).
+    Task stores scope tasks by that name (``a2a.server.owner_resolver.resolve_user_scope``).
+    """
+
+    def __init__(self, name: str, access: Access) -> None:
+        self._name = name
+        self.access = access
+
+    @property
+    def is_authenticated(self) -> bool:
+        """Always true: only a valid token makes a caller."""
+        return True
+
+    @property
+    def user_name(self) -> str:
+        """The caller's name (an a2a-sdk ``User``'s)."""
+        return self._name
+
+    @property
+    def display_name(self) -> str:
+        """The caller's name (a Starlette user's)."""
+        return self._name
+
+    @property
+    def identity(self) -> str:
+        """The caller's name (a Starlette user's identity)."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"ApiCaller({self._name!r}, {self.access.value})"
 
 
 AuthErrorBody = Callable[[int, str], dict[str, Any]]
@@ -148,6 +191,11 @@ def bearer_token(scope: Scope) -> str | None:
 
 class BearerAuth:
     """ASGI middleware: requests outside ``public_paths`` need a token of ``tokens``.
+
+    An admitted request carries its caller: ``scope["user"]`` is an :class:`ApiCaller`
+    and ``scope["auth"]`` the ``AuthCredentials`` of its access (``full`` or ``read``).
+    Public paths, and every request when no token is configured, carry none (a2a-sdk
+    then sees its anonymous user, whose name is ``""``).
 
     ``public_paths`` are exact paths; ``public_prefixes`` cover a subtree (the
     dashboard's assets). Websocket and lifespan scopes pass through (the arena
@@ -184,8 +232,8 @@ class BearerAuth:
                 None,
             )
             return
-        access = self.tokens.access(token)
-        if access is Access.NONE:
+        access, name = self.tokens.identify(token)
+        if access is Access.NONE or name is None:
             await self._refuse(
                 scope, receive, send, 401, "Unauthorized: the bearer token is not valid here", "invalid_token"
             )
@@ -194,6 +242,9 @@ class BearerAuth:
             message = f"Forbidden: a read-only token allows GET and HEAD only, not {scope['method']}"
             await self._refuse(scope, receive, send, 403, message, "insufficient_scope")
             return
+        # What starlette's AuthenticationMiddleware would set: a2a-sdk reads the user from here.
+        scope["user"] = ApiCaller(name, access)
+        scope["auth"] = AuthCredentials([access.value])
         await self.app(scope, receive, send)
 
     def _public(self, path: str) -> bool:
@@ -228,14 +279,13 @@ def warn_if_open(tokens: ApiTokens, host: str, service: str) -> None:
 
 __all__ = [
     "BEARER_SCHEME_NAME",
-    "MIN_TOKEN_LENGTH",
     "REALM",
     "Access",
+    "ApiCaller",
     "ApiTokens",
     "AuthErrorBody",
     "BearerAuth",
     "bearer_token",
-    "parse_tokens",
     "status_auth_body",
     "warn_if_open",
 ]

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from arena_core.api_token_entries import TokenEntry, conflicting_entries, parse_token_entries
 from arena_core.credential_scope import TARGET_TOKEN_PREFIX, parse_credential_origins
 from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
-from arena_core.http_auth import ApiTokens, parse_tokens
+from arena_core.http_auth import ApiTokens
 from arena_core.origin import Origin
 from arena_core.service_ports import MODEL_PORT
 
@@ -151,7 +152,9 @@ class ArenaSettings(BaseSettings):
 
     # Inbound authentication (arena_core/http_auth.py): bearer tokens, comma-separated, that the
     # agents' A2A endpoints and the orchestrator API accept; read tokens allow GET and HEAD only.
-    # Unset: no token is asked for. Cards, /healthz and /readyz stay public.
+    # Each entry is name:token (the caller it stands for) or a bare token (its own caller,
+    # arena_core/api_token_entries.py). Unset: no token is asked for. Cards, /healthz and /readyz
+    # stay public.
     api_tokens: SecretStr | None = Field(default=None, repr=False)
     api_read_tokens: SecretStr | None = Field(default=None, repr=False)
     # Outbound: the token sent to the built-in attacker (ARENA_ATTACKER_URL) by the orchestrator and
@@ -296,31 +299,56 @@ class ArenaSettings(BaseSettings):
     @classmethod
     def _valid_token_list(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None:
-            parse_tokens(value.get_secret_value())  # raises ValueError naming the bad position
+            parse_token_entries(value.get_secret_value())  # raises ValueError naming the bad position
         return value
 
     @field_validator("attacker_token", "orchestrator_token")
     @classmethod
     def _valid_token(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and len(parse_tokens(value.get_secret_value())) != 1:
+        if value is None:
+            return None
+        text = value.get_secret_value()
+        if ":" in text:
+            msg = "must be a bare token (name:token entries are for ARENA_API_TOKENS)"
+            raise ValueError(msg)
+        if len(parse_token_entries(text)) != 1:
             msg = "must be one token (a comma-separated list is for ARENA_API_TOKENS)"
             raise ValueError(msg)
         return value
 
-    def accepted_tokens(self) -> ApiTokens:
-        """The tokens this service accepts (``ARENA_API_TOKENS``, ``ARENA_API_READ_TOKENS``)."""
-        return ApiTokens.of(
-            parse_tokens(self.api_tokens.get_secret_value() if self.api_tokens else None),
-            parse_tokens(self.api_read_tokens.get_secret_value() if self.api_read_tokens else None),
+    @model_validator(mode="after")
+    def _one_caller_per_token(self) -> ArenaSettings:
+        problem = conflicting_entries(
+            [
+                ("ARENA_API_TOKENS", self.api_token_entries("full")),
+                ("ARENA_API_READ_TOKENS", self.api_token_entries("read")),
+            ]
         )
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def api_token_entries(self, kind: Literal["full", "read"]) -> tuple[TokenEntry, ...]:
+        """The entries of ``ARENA_API_TOKENS`` (``full``) or ``ARENA_API_READ_TOKENS`` (``read``)."""
+        raw = self.api_tokens if kind == "full" else self.api_read_tokens
+        return parse_token_entries(raw.get_secret_value() if raw is not None else None)
+
+    def accepted_tokens(self) -> ApiTokens:
+        """The tokens this service accepts (``ARENA_API_TOKENS``, ``ARENA_API_READ_TOKENS``),
+        each with its caller's name."""
+        return ApiTokens.of(self.api_token_entries("full"), self.api_token_entries("read"))
 
     def outbound_token(self, to: Literal["attacker", "orchestrator"]) -> str | None:
-        """The token to send to the built-in attacker or the orchestrator; None to send none."""
+        """The token to send to the built-in attacker or the orchestrator; None to send none.
+
+        ``ARENA_ATTACKER_TOKEN`` / ``ARENA_ORCHESTRATOR_TOKEN``, else the token part of the
+        first entry of ``ARENA_API_TOKENS`` (never its ``name:``).
+        """
         own = self.attacker_token if to == "attacker" else self.orchestrator_token
         if own is not None:
             return own.get_secret_value().strip()
-        shared = parse_tokens(self.api_tokens.get_secret_value() if self.api_tokens else None)
-        return shared[0] if shared else None
+        shared = self.api_token_entries("full")
+        return shared[0].token if shared else None
 
     def target_policy(self) -> EgressPolicy:
         """The parsed ``ARENA_TARGET_ALLOWLIST``: where targets may be reached."""
@@ -400,8 +428,10 @@ def load_settings(**overrides: object) -> ArenaSettings:
     try:
         return ArenaSettings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
+        # A model validator's error has no location: its message names the variables itself.
         problems = "; ".join(
-            f"ARENA_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
+            (f"ARENA_{'_'.join(str(p) for p in err['loc']).upper()}: " if err["loc"] else "") + err["msg"]
+            for err in exc.errors()
         )
         raise ConfigError(f"invalid settings: {problems}") from exc
 

@@ -1,7 +1,8 @@
 """Where a ``support-desk`` defender keeps each conversation's back office.
 
 The support desk's tools act on a :class:`~arena_core.support_desk.ShopState` of the
-conversation (its contextId): a refund issued on the first turn is there on the second, and
+conversation (its key: caller and contextId, :func:`arena_core.caller_scope.conversation_key`,
+as the history's): a refund issued on the first turn is there on the second, and
 in no other conversation. The state lives beside the conversation's history, in the same
 store: in memory (bounded: at most ``max_conversations``, least recently used evicted,
 expired ``ttl_s`` after the last turn that loaded or saved it) or in Redis (one JSON string per
@@ -30,25 +31,25 @@ from arena_core.support_desk import ShopState
 
 
 class ShopStore(abc.ABC):
-    """The back office of each conversation, keyed by contextId."""
+    """The back office of each conversation, by conversation key (caller and contextId)."""
 
     @abc.abstractmethod
-    async def load(self, context_id: str) -> ShopState | None:
+    async def load(self, key: str) -> ShopState | None:
         """The conversation's state as last saved, or None when it has none (new or expired);
         restarts its expiry."""
 
     @abc.abstractmethod
-    async def save(self, context_id: str, state: ShopState) -> None:
+    async def save(self, key: str, state: ShopState) -> None:
         """Keep ``state`` as the conversation's state (and restart its expiry)."""
 
 
-def decode_state(raw: str | bytes, context_id: str) -> ShopState:
+def decode_state(raw: str | bytes, key: str) -> ShopState:
     """A saved state, or :class:`StateCorruptError` saying it does not read."""
     try:
         return ShopState.model_validate_json(raw)
     except ValidationError as exc:
         raise StateCorruptError(
-            f"the support desk's saved state of conversation {context_id[:80]!r} does not read "
+            f"the support desk's saved state of conversation {key[:80]!r} does not read "
             f"({exc.error_count()} problem(s)); it was written by another version"
         ) from exc
 
@@ -72,30 +73,30 @@ class InMemoryShopStore(ShopStore):
     def __len__(self) -> int:
         return len(self._states)
 
-    async def load(self, context_id: str) -> ShopState | None:
+    async def load(self, key: str) -> ShopState | None:
         now = self._clock()
         self._expire(now)
-        held = self._states.get(context_id)
+        held = self._states.get(key)
         if held is None:
             return None
-        self._states[context_id] = (now, held[1])
-        self._states.move_to_end(context_id)
-        return decode_state(held[1], context_id)
+        self._states[key] = (now, held[1])
+        self._states.move_to_end(key)
+        return decode_state(held[1], key)
 
-    async def save(self, context_id: str, state: ShopState) -> None:
+    async def save(self, key: str, state: ShopState) -> None:
         now = self._clock()
         self._expire(now)
-        self._states[context_id] = (now, state.model_dump_json())
-        self._states.move_to_end(context_id)
+        self._states[key] = (now, state.model_dump_json())
+        self._states.move_to_end(key)
         while len(self._states) > self._max:
             self._states.popitem(last=False)
 
     def _expire(self, now: float) -> None:
         while self._states:
-            context_id, (saved, _) = next(iter(self._states.items()))
+            key, (saved, _) = next(iter(self._states.items()))
             if now - saved < self._ttl_s:
                 return
-            del self._states[context_id]
+            del self._states[key]
 
 
 __all__ = ["InMemoryShopStore", "ShopStore", "decode_state"]

@@ -1,7 +1,11 @@
 """The defender's A2A executor: one model turn per incoming message.
 
-A conversation is a contextId; the model sees the kept history of the context
-(:class:`arena_core.conversation_store.ConversationStore`) on every turn. How a
+A conversation is a contextId of one caller; the model sees the kept history of the
+conversation (:class:`arena_core.conversation_store.ConversationStore`) on every turn.
+History and back office are kept under the conversation's key, its caller (the
+token's name, :mod:`arena_core.http_auth`) and contextId together
+(:func:`arena_core.caller_scope.conversation_key`): a message from another caller
+naming the same contextId starts a conversation of its own and never sees this one. How a
 turn's task ends is the turn mode (``ARENA_DEFENDER_TURN_MODE``, ADR 0014):
 
 * ``complete`` (default): every message gets a task of its own that completes
@@ -62,6 +66,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.trace import Span
 
 from arena_core.a2a.task_opening import open_task
+from arena_core.caller_scope import conversation_key
 from arena_core.conversation_store import ConversationStore
 from arena_core.errors import ArenaError, InvalidInputError
 from arena_core.llm import Message as ChatMessage
@@ -208,12 +213,13 @@ class DefenderExecutor(AgentExecutor):
                 attrs.ARENA_PROFILE: self._profile,
             },
         ) as span:
-            await self._answer(updater, updater.context_id, text, span, system, secrets or {}, documents)
+            key = conversation_key(updater.context_id, context.call_context)
+            await self._answer(updater, key, text, span, system, secrets or {}, documents)
 
     async def _answer(
         self,
         updater: TaskUpdater,
-        context_id: str,
+        key: str,
         text: str,
         span: Span,
         system: dict[str, str],
@@ -224,7 +230,7 @@ class DefenderExecutor(AgentExecutor):
         guard_reason: str | None = None
         records: list[ToolCallRecord] = []
         try:
-            history = await self._conversations.load(context_id)
+            history = await self._conversations.load(key)
             messages = [system, *history, user]
             if self._shops is None:
                 reply = await self._model.complete(
@@ -233,14 +239,16 @@ class DefenderExecutor(AgentExecutor):
                 said, model_id, usage = reply.content, reply.model_id, reply.usage
             else:
                 said, model_id, usage = await self._desk_turn(
-                    self._shops, context_id, messages, history, text, documents, records
+                    self._shops, key, messages, history, text, documents, records
                 )
             if self._guard is not None:
                 decision = self._guard.check(said, secrets)
                 if not decision.allowed:
                     said, guard_reason = decision.text, decision.reason
-                    logger.info("output guard replaced a reply in context %s (%s)", context_id, guard_reason)
-            await self._conversations.append(context_id, [user, {"role": "assistant", "content": said}])
+                    logger.info(
+                        "output guard replaced a reply in context %s (%s)", updater.context_id, guard_reason
+                    )
+            await self._conversations.append(key, [user, {"role": "assistant", "content": said}])
         except ArenaError as exc:
             # Model or shared-state failures: say which; the conversation stays usable.
             logger.warning("defender turn failed: %s", exc.message)
@@ -283,7 +291,7 @@ class DefenderExecutor(AgentExecutor):
     async def _desk_turn(
         self,
         shops: ShopStore,
-        context_id: str,
+        key: str,
         messages: list[ChatMessage],
         history: list[ChatMessage],
         text: str,
@@ -292,7 +300,7 @@ class DefenderExecutor(AgentExecutor):
     ) -> tuple[str, str, TokenUsage]:
         """One support-desk turn; fills ``records`` with its calls, also when the model fails
         half way (what the tools did is saved either way)."""
-        state = await shops.load(context_id)
+        state = await shops.load(key)
         new = state is None
         if state is None:
             state = fresh_state(documents)
@@ -310,7 +318,7 @@ class DefenderExecutor(AgentExecutor):
         finally:
             records.extend(session.records)
             if new or session.changed:
-                await shops.save(context_id, state)
+                await shops.save(key, state)
         return turn.text or OUT_OF_STEPS_REPLY, turn.model_id, turn.usage
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

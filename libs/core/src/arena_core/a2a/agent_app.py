@@ -14,10 +14,16 @@ Every arena agent (defender, attacker) is served the same way:
 With ``ARENA_API_TOKENS`` set, everything but the card, ``/healthz`` and
 ``/readyz`` needs ``Authorization: Bearer <token>`` (401 without a valid one,
 403 for a read-only token on anything but GET/HEAD; :mod:`arena_core.http_auth`),
-and the card declares the ``bearer`` scheme in ``securitySchemes``.
+and the card declares the ``bearer`` scheme in ``securitySchemes``. Each token
+is a caller: one caller's tasks read as unknown to another, and the defender's
+conversations are the caller's own (:mod:`arena_core.caller_scope`).
 
 Request bodies over ``ARENA_MAX_REQUEST_BYTES`` get 413 before they are read
-in full (:mod:`arena_core.http_limits`); messages over ``ARENA_MAX_MESSAGE_PARTS``
+in full (:mod:`arena_core.http_limits`); JSON-RPC bodies not declared as JSON
+get 415 (:mod:`arena_core.a2a.jsonrpc_content_type_guard`, and
+:mod:`arena_core.a2a.rest_content_type_guard` on HTTP+JSON); bodies nested more
+than 100 levels deep get the binding's parse error
+(:mod:`arena_core.a2a.json_depth_guard`); messages over ``ARENA_MAX_MESSAGE_PARTS``
 or ``ARENA_MAX_MESSAGE_TEXT_BYTES`` get the A2A invalid-params error
 (:mod:`arena_core.a2a.message_limits`).
 
@@ -58,6 +64,8 @@ from starlette.routing import BaseRoute, Route
 from arena_core.a2a.agent_lifespan import agent_lifespan
 from arena_core.a2a.card_route import CardCompat, create_card_route
 from arena_core.a2a.integral_numbers import IntegralNumbers
+from arena_core.a2a.json_depth_guard import JsonDepthGuard
+from arena_core.a2a.jsonrpc_content_type_guard import JsonRpcContentTypeGuard
 from arena_core.a2a.jsonrpc_params_guard import JsonRpcParamsGuard
 from arena_core.a2a.request_handler import ArenaRequestHandler
 from arena_core.a2a.rest_content_type_guard import RestContentTypeGuard
@@ -245,6 +253,10 @@ def build_agent_app(
         *auth,
         # An oversized body is refused before any guard below reads it.
         Middleware(BodySizeLimit, max_bytes=limits.max_request_bytes, jsonrpc_path="/"),
+        # A JSON-RPC body not declared as JSON gets 415, and a body nested too deep the binding's
+        # parse error, before any guard below (A2aVersionGuard included) or the SDK parses it.
+        Middleware(JsonRpcContentTypeGuard, rpc_path="/"),
+        Middleware(JsonDepthGuard, rpc_path="/", rest_prefix=REST_PREFIX),
         # The version first: a request is read with the semantics of the version it names.
         Middleware(A2aVersionGuard, rpc_path="/", rest_prefix=REST_PREFIX),
         # An HTTP+JSON body not declared as JSON gets 415 before any guard or the SDK parses it.

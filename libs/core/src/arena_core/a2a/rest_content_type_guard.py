@@ -24,11 +24,13 @@ included), is ``application/a2a+json`` (the SDK labels 1.0 successes so;
 :class:`arena_core.a2a.rest_media_type.V10RestMediaType` labels the errors), every
 0.3 answer ``application/json``, streams ``text/event-stream``; errors are
 ``google.rpc.Status`` bodies. Clients should accept both JSON types. The JSON-RPC
-endpoint is not checked (its errors are JSON-RPC errors; its answers are
-``application/json``).
+endpoint has a guard of its own, with the same rule and a JSON-RPC error
+(:mod:`arena_core.a2a.jsonrpc_content_type_guard`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -42,12 +44,22 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _UTF8 = frozenset({"utf-8", "utf8"})
 
 
-def content_type_problem(content_type: str | None) -> str | None:
-    """Why a body with this ``Content-Type`` is refused, or None when it is accepted."""
+def _rest_media_type(media_type: str) -> bool:
+    return media_type in ACCEPTED_MEDIA_TYPES
+
+
+def content_type_problem(
+    content_type: str | None, *, accepts: Callable[[str], bool] = _rest_media_type
+) -> str | None:
+    """Why a body with this ``Content-Type`` is refused, or None when it is accepted.
+
+    ``accepts`` says which media types (lowercased, without parameters) are; by default
+    :data:`ACCEPTED_MEDIA_TYPES`. A ``charset`` parameter must name UTF-8 either way.
+    """
     if content_type is None or not content_type.strip():
         return "the request has a body but no Content-Type"
     media_type, *parameters = (item.strip() for item in content_type.split(";"))
-    if media_type.lower() not in ACCEPTED_MEDIA_TYPES:
+    if not accepts(media_type.lower()):
         return f"Content-Type {media_type!r} is not supported"
     for parameter in parameters:
         name, _, value = parameter.partition("=")
@@ -56,7 +68,9 @@ def content_type_problem(content_type: str | None) -> str | None:
     return None
 
 
-def _has_body(headers: Headers) -> bool:
+def declares_body(headers: Headers) -> bool:
+    """Whether a request says it carries a body (a ``Content-Length`` other than 0, or
+    ``Transfer-Encoding``)."""
     length = headers.get("content-length")
     if length is not None:
         return length.strip() != "0"
@@ -80,7 +94,7 @@ class RestContentTypeGuard(RequestGuard):
 
     async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
-        problem = content_type_problem(headers.get("content-type")) if _has_body(headers) else None
+        problem = content_type_problem(headers.get("content-type")) if declares_body(headers) else None
         if problem is None:
             await self.app(scope, receive, send)
             return
@@ -96,4 +110,4 @@ class RestContentTypeGuard(RequestGuard):
         await response(scope, receive, send)
 
 
-__all__ = ["ACCEPTED_MEDIA_TYPES", "RestContentTypeGuard", "content_type_problem"]
+__all__ = ["ACCEPTED_MEDIA_TYPES", "RestContentTypeGuard", "content_type_problem", "declares_body"]

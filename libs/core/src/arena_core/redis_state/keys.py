@@ -13,9 +13,12 @@ key                                        type    content
 ``arena:[ns:]owner:{owner}:tasks``         zset    task ids by status timestamp (microseconds)
 ``arena:[ns:]owner:{owner}:ctx:{ctx}``     zset    the same, for one contextId
 ``arena:[ns:]owner:{owner}:expiry``        zset    task ids by expiry time (ms), to prune the indexes
-``arena:[ns:]conv:{ctx}``                  list    conversation history, JSON ``{"role", "content"}``
-``arena:[ns:]conv:{ctx}:bytes``            string  byte count of that list
-``arena:[ns:]shop:{ctx}``                  string  the support desk's back office of one conversation
+``arena:[ns:]conv:{conv}``                 list    conversation history, JSON ``{"role", "content"}``;
+                                                   ``{conv}`` is the conversation's key, its caller
+                                                   and contextId: ``a:{ctx}`` (anonymous) or
+                                                   ``u:{caller}/{ctx}`` (arena_core.caller_scope)
+``arena:[ns:]conv:{conv}:bytes``           string  byte count of that list
+``arena:[ns:]shop:{conv}``                 string  the support desk's back office of one conversation
                                                    (ShopState JSON, ``support-desk`` profiles)
 ``arena:[ns:]orch:queue``                  stream  queued matches: ``c`` campaign id, ``i`` match index,
                                                    ``t`` trace context (JSON); consumer group
@@ -37,8 +40,8 @@ key                                        type    content
 ``arena:[ns:]orch:campaign:{id}:enqueue``  string  lock held while a replica enqueues the campaign
 =========================================  ======  ====================================================
 
-Owners and contextIds are escaped (``%``-encoding of ``:`` and ``%``) so they
-can never forge another key.
+Owners, contextIds and conversation keys are escaped (``%``-encoding of ``:`` and
+``%``) so they can never forge another key (``conv:a:x`` is stored as ``conv:a%3Ax``).
 """
 
 from __future__ import annotations
@@ -83,17 +86,19 @@ class RedisKeys:
         """An owner's tasks by expiry time, for index pruning."""
         return f"{self.base}owner:{_escape(owner)}:expiry"
 
-    def conversation(self, context_id: str) -> str:
-        """The history list of one conversation."""
-        return f"{self.base}conv:{_escape(context_id)}"
+    def conversation(self, key: str) -> str:
+        """The history list of one conversation, by its key (caller and contextId:
+        :func:`arena_core.caller_scope.conversation_key`)."""
+        return f"{self.base}conv:{_escape(key)}"
 
-    def conversation_bytes(self, context_id: str) -> str:
+    def conversation_bytes(self, key: str) -> str:
         """The byte counter of one conversation's history."""
-        return f"{self.conversation(context_id)}:bytes"
+        return f"{self.conversation(key)}:bytes"
 
-    def shop_state(self, context_id: str) -> str:
-        """The support desk's back office of one conversation (JSON)."""
-        return f"{self.base}shop:{_escape(context_id)}"
+    def shop_state(self, key: str) -> str:
+        """The support desk's back office of one conversation (JSON), by its key (as
+        :meth:`conversation`)."""
+        return f"{self.base}shop:{_escape(key)}"
 
     # --- orchestrator -------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """``RedisConversationStore``: conversation history shared by defender replicas.
 
-One Redis list per contextId, appended and trimmed by one Lua script
+One Redis list per conversation (its key: caller and contextId,
+:func:`arena_core.caller_scope.conversation_key`), appended and trimmed by one Lua script
 (:data:`~arena_core.redis_state.scripts.APPEND_HISTORY`) so that concurrent
 replicas never leave it above its bounds; a byte counter beside it enforces
 the byte bound. Both expire ``ttl_s`` after the last append. Messages are JSON
@@ -19,7 +20,7 @@ from arena_core.redis_state.scripts import APPEND_HISTORY
 
 
 class RedisConversationStore(ConversationStore):
-    """History per contextId in Redis, bounded in messages and bytes."""
+    """History per conversation key in Redis, bounded in messages and bytes."""
 
     def __init__(
         self,
@@ -36,9 +37,9 @@ class RedisConversationStore(ConversationStore):
         self._ttl_ms = int(ttl_s * 1000)
         self._append = self._redis.register_script(APPEND_HISTORY)
 
-    async def load(self, context_id: str) -> list[Message]:
+    async def load(self, key: str) -> list[Message]:
         async with arena_errors("loading a conversation"):
-            raw = await self._redis.lrange(self._keys.conversation(context_id), 0, -1)
+            raw = await self._redis.lrange(self._keys.conversation(key), 0, -1)
         messages: list[Message] = []
         for item in raw:
             value = json.loads(item)
@@ -46,21 +47,19 @@ class RedisConversationStore(ConversationStore):
                 messages.append(value)
         return messages
 
-    async def append(self, context_id: str, messages: Sequence[Message]) -> None:
+    async def append(self, key: str, messages: Sequence[Message]) -> None:
         if not messages:
             return
         encoded = [json.dumps(dict(message), separators=(",", ":")) for message in messages]
         async with arena_errors("saving a conversation"):
             await self._append(
-                keys=[self._keys.conversation(context_id), self._keys.conversation_bytes(context_id)],
+                keys=[self._keys.conversation(key), self._keys.conversation_bytes(key)],
                 args=[self._max_messages, self._max_bytes, self._ttl_ms, *encoded],
             )
 
-    async def delete(self, context_id: str) -> None:
+    async def delete(self, key: str) -> None:
         async with arena_errors("deleting a conversation"):
-            await self._redis.delete(
-                self._keys.conversation(context_id), self._keys.conversation_bytes(context_id)
-            )
+            await self._redis.delete(self._keys.conversation(key), self._keys.conversation_bytes(key))
 
 
 __all__ = ["RedisConversationStore"]

@@ -1,9 +1,9 @@
 """``RedisShopStore``: the support desk's back office of each conversation, in Redis.
 
-One JSON string per contextId (:meth:`~arena_core.redis_state.keys.RedisKeys.shop_state`),
-written whole by each turn that acted, and expiring ``ttl_s`` after the last turn that read or
-wrote it (``GETEX ... PX`` on every load), like the conversation's history beside it. See
-:mod:`arena_core.shop_store`.
+One JSON string per conversation key (caller and contextId;
+:meth:`~arena_core.redis_state.keys.RedisKeys.shop_state`), written whole by each turn that
+acted, and expiring ``ttl_s`` after the last turn that read or wrote it (``GETEX ... PX`` on
+every load), like the conversation's history beside it. See :mod:`arena_core.shop_store`.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ class RedisShopStore(ShopStore):
         self._keys = clients.keys
         self._ttl_ms = max(1, int(ttl_s * 1000))
 
-    async def load(self, context_id: str) -> ShopState | None:
+    async def load(self, key: str) -> ShopState | None:
         async with arena_errors("loading a support-desk state"):
-            raw = await self._redis.getex(self._keys.shop_state(context_id), px=self._ttl_ms)
-        return None if raw is None else decode_state(raw, context_id)
+            raw = await self._redis.getex(self._keys.shop_state(key), px=self._ttl_ms)
+        return None if raw is None else decode_state(raw, key)
 
-    async def save(self, context_id: str, state: ShopState) -> None:
+    async def save(self, key: str, state: ShopState) -> None:
         async with arena_errors("saving a support-desk state"):
-            await self._redis.set(self._keys.shop_state(context_id), state.model_dump_json(), px=self._ttl_ms)
+            await self._redis.set(self._keys.shop_state(key), state.model_dump_json(), px=self._ttl_ms)
 
 
 __all__ = ["RedisShopStore"]
