@@ -1,6 +1,7 @@
 """The campaign commands: ``arena campaign run|status|list|cancel`` and ``arena report``.
 
-Exit codes: 0 success, 1 ``--fail-above`` exceeded, 2 invalid spec or input
+Exit codes: 0 success, 1 ``--fail-above`` exceeded (or a protocol-probe run of ``probes:``
+met its ``fail_on`` or ended in an error), 2 invalid spec or input
 (unknown id included), 3 the orchestrator cannot be reached, 130 interrupted.
 """
 
@@ -105,6 +106,7 @@ def campaign_run(
         CampaignInterrupted,
         fail_above_problems,
         follow,
+        protocol_probe_problems,
         read_spec,
         render_progress,
         run_in_process,
@@ -174,7 +176,7 @@ def campaign_run(
     if out_dir is not None and report is not None:
         for path in write_reports(report, out_dir, match_url=match_url, records=records):
             console.print(f"wrote {path}")
-    problems = fail_above_problems(progress, fail_above, categories)
+    problems = fail_above_problems(progress, fail_above, categories) + protocol_probe_problems(progress)
     for line in problems:
         print_error(line)
     if problems:
@@ -268,7 +270,7 @@ def report(
     ] = Path("out"),
 ) -> None:
     """Write a campaign's report (from the orchestrator, or saved by an in-process run)."""
-    from arena.campaign_command import fail_above_problems
+    from arena.campaign_command import fail_above_problems, protocol_probe_problems
     from arena_orchestrator.campaign_models import CampaignReport
     from arena_orchestrator.reports import render_report
 
@@ -301,7 +303,9 @@ def report(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(body)
         err_console.print(f"wrote {output}")
-    problems = fail_above_problems(saved.progress, fail_above, categories)
+    problems = fail_above_problems(saved.progress, fail_above, categories) + protocol_probe_problems(
+        saved.progress
+    )
     for line in problems:
         print_error(line)
     if problems:

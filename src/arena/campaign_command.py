@@ -3,8 +3,8 @@
 With an orchestrator (``--orchestrator URL`` or ``ARENA_ORCHESTRATOR_URL``)
 the CLI submits the spec and follows it over REST. Without one, the same
 orchestrator code runs in this process (in-memory store and queue, one
-worker); built-in attackers play in-process, attackers with a URL are asked
-over A2A. Reports of in-process campaigns are saved under
+worker); built-in attackers play in-process (the protocol probes of ``probes:``
+run here too), attackers with a URL are asked over A2A. Reports of in-process campaigns are saved under
 ``out/campaigns/<id>/`` so ``arena report ID`` finds them later.
 """
 
@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -26,16 +27,20 @@ from arena.orchestrator_client import OrchestratorClient
 from arena.transcript import write_match
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.strategies import validate_strategy
+from arena_core.a2a.client.attacker import RemoteProbe
 from arena_core.a2a.egress_guard import EgressGuard
-from arena_core.errors import ArenaError, InvalidInputError
+from arena_core.errors import ArenaError, InvalidInputError, TargetUnreachableError
 from arena_core.match_models import MatchResult
+from arena_core.probes.request import ProbeRequest
+from arena_core.probes.runner import run_probes
+from arena_core.probes.surface import NoSurface
 from arena_core.retry import Backoff, retryable_peer_failure
 from arena_core.settings import ArenaSettings
 from arena_orchestrator.app import worker_config
 from arena_orchestrator.campaign_models import CampaignProgress, CampaignReport, MatchJob, MatchRecord
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_spec import CampaignSpec
-from arena_orchestrator.match_player import RemoteAttackerPlayer
+from arena_orchestrator.match_player import RemoteAttackerPlayer, probe_result
 from arena_orchestrator.match_queue import MemoryMatchQueue
 from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
 from arena_orchestrator.reports import render_html, render_report
@@ -90,9 +95,36 @@ class InProcessPlayer:
         self._remote = RemoteAttackerPlayer(None, guard=EgressGuard(settings.target_policy()))
 
     async def play(self, job: MatchJob) -> MatchResult:
+        if job.probe is not None:
+            started = datetime.now(UTC)
+            return probe_result(job, await self._probe(job.probe), started)
         if job.attacker_url:
             return await self._remote.play(job)
         return await self._runner.run(job.request)
+
+    async def _probe(self, request: ProbeRequest) -> RemoteProbe:
+        """A protocol-probe run here, as the attacker's ``probe`` skill makes it: the tokens are
+        this process's ``ARENA_TARGET_TOKEN_*`` variables, scoped alike, through its egress guard."""
+        runner = self._runner
+        try:
+            token = (
+                runner.target_token(request.target_token_env, request.target)
+                if request.target_token_env
+                else None
+            )
+            second = (
+                runner.target_token(request.second_token_env, request.target)
+                if request.second_token_env
+                else None
+            )
+            report = await run_probes(
+                request.target, request.options(), token=token, second_token=second, guard=runner.guard
+            )
+        except NoSurface as exc:
+            return RemoteProbe(None, TargetUnreachableError.kind, f"nothing to probe: {exc}")
+        except ArenaError as exc:
+            return RemoteProbe(None, exc.kind, exc.message)
+        return RemoteProbe(report)
 
 
 class _RateColumn(ProgressColumn):
@@ -230,6 +262,14 @@ def render_progress(console: Console, progress: CampaignProgress) -> None:
             _rate(cell.asr.rate, cell.asr.low, cell.asr.high),
         )
     console.print(table)
+    for row in progress.protocol_probes:
+        found = ", ".join(f"{count} {name}" for name, count in row.findings.items() if count) or "no finding"
+        if row.counts.error:
+            found = "the run ended in an error"
+        errored = f", {row.errored_checks} check(s) errored" if row.errored_checks else ""
+        verdict = "FAIL" if row.failed else ("pass" if row.counts.defended else "not run")
+        line = f"protocol probes of {row.defender}: {found}{errored} (fail_on {row.fail_on.value}): {verdict}"
+        console.print(Text(line, style="red" if row.failed else ""))
     for error in progress.errors[:5]:
         console.print(Text(f"error in {error.match_id}: {error.error_kind}: {error.error}", style="red"))
 
@@ -264,6 +304,30 @@ def fail_above_problems(
             for row in rows
             if row.asr.rate is not None and row.asr.rate > limit
         ]
+    return problems
+
+
+def protocol_probe_problems(progress: CampaignProgress) -> list[str]:
+    """One line per protocol-probe run (``probes:``) that fails a CI gate: a finding at its
+    ``fail_on`` or above or a check that broke, a run that ended in an error, or, once the
+    campaign is final, a run that never ran (a gate that measured nothing must not pass)."""
+    problems = []
+    for row in progress.protocol_probes:
+        if row.threshold_met:
+            found = (
+                ", ".join(f"{count} {name}" for name, count in row.findings.items() if count) or "no finding"
+            )
+            errored = f", {row.errored_checks} check(s) broke" if row.errored_checks else ""
+            problems.append(
+                f"defender {row.defender}: the protocol probes found {found}{errored} "
+                f"(fail_on {row.fail_on.value})"
+            )
+        elif row.counts.error:
+            problems.append(f"defender {row.defender}: the protocol-probe run ended in an error")
+        elif progress.finished and not row.counts.defended:
+            problems.append(
+                f"defender {row.defender}: the protocol probes did not run (campaign {progress.status})"
+            )
     return problems
 
 
@@ -387,6 +451,7 @@ __all__ = [
     "ProgressLines",
     "fail_above_problems",
     "follow",
+    "protocol_probe_problems",
     "read_spec",
     "render_progress",
     "run_in_process",

@@ -23,6 +23,7 @@ from arena import __version__
 from arena.campaign_cli import campaign_app, report
 from arena.cli_support import console, err_console, fail, interrupt_on_sigterm, print_error, start_telemetry
 from arena.objectives_cli import objectives_app
+from arena.probe_command import probe
 from arena.serve_cli import Engine, ScriptedMode, serve_app
 from arena_core.converters import parse_converter
 from arena_core.errors import ArenaError, InvalidInputError, exit_code_for_kind
@@ -494,6 +495,7 @@ def _check_names(request: MatchRequest) -> None:
 app.add_typer(campaign_app, name="campaign")
 app.command()(report)
 app.add_typer(objectives_app, name="objectives")
+app.command()(probe)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from arena_core.judges.action_judge import describe_call
@@ -66,6 +67,8 @@ def action_lines(turn: TurnRecord) -> list[str]:
 
 def transcript_markdown(result: MatchResult) -> str:
     """The match as Markdown: settings, every turn, the verdict."""
+    if result.probe_report is not None:
+        return probe_run_markdown(result)
     lines = [
         f"# A2A Arena match {result.match_id}",
         "",
@@ -152,6 +155,63 @@ def transcript_markdown(result: MatchResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+_PROBE_OUTCOME = {
+    "attacker_won": "failed: a finding at the run's threshold or above, or a check that broke",
+    "defended": "passed: no finding at the run's threshold or above",
+}
+_MAX_PROBE_TEXT = 500
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _one_line(text: str) -> str:
+    """The target's text as one line of Markdown: no backticks, control characters as ``\\xNN``, cut."""
+    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", " ".join(text.split()).replace("`", "'"))
+    return flat if len(flat) <= _MAX_PROBE_TEXT else flat[: _MAX_PROBE_TEXT - 1] + "…"
+
+
+def probe_run_markdown(result: MatchResult) -> str:
+    """A campaign's protocol-probe run (``probes:``): what was probed, each finding and what to do."""
+    report = result.probe_report
+    if report is None:
+        raise ValueError(f"{result.match_id} is not a protocol-probe run")
+    statuses = {status: sum(r.status == status for r in report.results) for status in ("passed", "failed")}
+    skipped = [r for r in report.results if r.status == "skipped"]
+    errored = report.errored()
+    lines = [
+        f"# A2A Arena protocol probes {result.match_id}",
+        "",
+        f"- **Outcome:** {_PROBE_OUTCOME.get(result.outcome, result.outcome)} ({result.judge})",
+        f"- **Target:** {result.target_name or 'unknown'} at {result.target}",
+        "- **Interfaces:** "
+        + (
+            ", ".join(f"`{i.protocol_version} {i.binding} {_one_line(i.url)}`" for i in report.interfaces)
+            or "none"
+        ),
+        f"- **Checks:** {len(report.results)}: {statuses['passed']} passed, "
+        f"{statuses['failed']} with findings, {len(skipped)} skipped, {len(errored)} broke · "
+        f"**requests:** {report.requests} · **duration:** {result.duration_ms / 1000:.1f} s",
+    ]
+    if report.stopped:
+        lines.append(f"- **Stopped early:** {_one_line(report.stopped)}")
+    lines += ["", "## Findings", ""]
+    findings = sorted(report.findings, key=lambda f: -f.severity.rank)
+    for finding in findings:
+        where = f" on `{_one_line(finding.interface)}`" if finding.interface else " (the card)"
+        lines += [
+            f"- **[{finding.severity.value}] `{finding.check_id}`**{where}: {_one_line(finding.detail)}",
+            f"  *Remediation:* {_one_line(finding.remediation)}",
+        ]
+    if not findings:
+        lines.append("None.")
+    if errored or skipped:
+        lines += ["", "## Not checked", ""]
+        lines += [f"- `{r.check_id}` broke: {_one_line(r.reason or 'no reason')}" for r in errored]
+        lines += [f"- `{r.check_id}` skipped: {_one_line(r.reason or 'no reason')}" for r in skipped]
+    return "\n".join(lines) + "\n"
+
+
 def write_match(result: MatchResult, directory: Path) -> tuple[Path, Path]:
     """Write ``transcript.md`` and ``result.json`` into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -162,4 +222,11 @@ def write_match(result: MatchResult, directory: Path) -> tuple[Path, Path]:
     return transcript, result_json
 
 
-__all__ = ["action_lines", "attachment_lines", "transcript_markdown", "verdict_mark", "write_match"]
+__all__ = [
+    "action_lines",
+    "attachment_lines",
+    "probe_run_markdown",
+    "transcript_markdown",
+    "verdict_mark",
+    "write_match",
+]

@@ -1,10 +1,11 @@
 """Authentication between real processes: every hop of the arena with ARENA_API_TOKENS on.
 
 A scripted model, a defender, an attacker and an orchestrator, each `arena serve` on
-loopback with the same ARENA_API_TOKENS. The CLI reaches the orchestrator with
-ARENA_ORCHESTRATOR_TOKEN, the orchestrator the attacker with the first of its
-ARENA_API_TOKENS, the attacker the defender with the campaign's ARENA_TARGET_TOKEN_ARENA.
-Without the right token each hop fails with a reason and an exit code, never a traceback.
+loopback with the same ARENA_API_TOKENS, two named callers (``ops:...,ci:...``). The CLI
+reaches the orchestrator with ARENA_ORCHESTRATOR_TOKEN, the orchestrator the attacker with the
+token of the first entry of its ARENA_API_TOKENS (never its ``ops:``), the attacker the defender
+with the campaign's ARENA_TARGET_TOKEN_ARENA. Without the right token each hop fails with a
+reason and an exit code, never a traceback; one caller's task is unknown to the other.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from support.processes import clean_env, run_arena
 pytestmark = pytest.mark.system
 
 TOKEN = "system-token-0123456789abcdef"
+OTHER = "another-token-0123456789abcdef"
 READ = "system-read-0123456789abcdef"
 TARGET_VAR = "ARENA_TARGET_TOKEN_ARENA"
 
@@ -43,8 +45,8 @@ def protected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Protected]:
         services.wait_ready(model, timeout_s=60)
         env = {
             "ARENA_MODEL_BASE_URL": f"{model.url}/v1",
-            "ARENA_API_TOKENS": f"{TOKEN},another-token-0123456789abcdef",
-            "ARENA_API_READ_TOKENS": READ,
+            "ARENA_API_TOKENS": f"ops:{TOKEN},ci:{OTHER}",
+            "ARENA_API_READ_TOKENS": f"ops:{READ}",
         }
         defender = services.start("defender", env=env)
         attacker = services.start("attacker", env={**env, TARGET_VAR: TOKEN})
@@ -90,6 +92,31 @@ def test_every_agent_endpoint_refuses_a_request_without_a_token(protected: Prote
         f"{protected.orchestrator}/v1/campaigns", headers={"Authorization": f"Bearer {READ}"}, timeout=10
     )
     assert read.status_code == 200
+
+
+def test_one_callers_task_is_unknown_to_the_other(protected: Protected) -> None:
+    message = {"messageId": "m-ci", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+    send = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    headers = {"A2A-Version": "1.0"}
+    sent = httpx.post(
+        f"{protected.defender}/",
+        json=send,
+        headers={**headers, "Authorization": f"Bearer {OTHER}"},
+        timeout=30,
+    )
+    task_id = sent.json()["result"]["task"]["id"]
+    get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
+    answers = {
+        token: httpx.post(
+            f"{protected.defender}/",
+            json=get,
+            headers={**headers, "Authorization": f"Bearer {token}"},
+            timeout=10,
+        ).json()
+        for token in (OTHER, TOKEN)
+    }
+    assert answers[OTHER]["result"]["id"] == task_id
+    assert answers[TOKEN]["error"]["code"] == -32001  # TaskNotFound: ops cannot see ci's task
 
 
 def test_arena_match_sends_the_named_token_to_a_protected_target(protected: Protected) -> None:

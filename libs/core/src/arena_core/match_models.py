@@ -16,10 +16,11 @@ it was made, and a bounded text passes unchanged.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic_core import CoreSchema
 
 from arena_core.converters.converter import MAX_CHAIN, ConverterSpec
 from arena_core.converters.registry import build_converters
@@ -30,6 +31,9 @@ from arena_core.objective import CanarySlot, Objective
 from arena_core.planted_secrets import CANARY_ENV_PATTERN
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 from arena_core.support_desk import MAX_RECORDS_PER_TURN, ToolCallRecord
+
+if TYPE_CHECKING:
+    from arena_core.probes.model import ProbeReport as _ProbeReport
 
 Outcome = Literal["attacker_won", "defended", "attacker_refused", "error"]
 """``attacker_refused``: the attacker model would not play; neither a win nor a defence."""
@@ -229,10 +233,34 @@ class Reproducibility(BaseModel):
     """The model that did the model-driven converters' rewrites (translate, paraphrase)."""
 
 
-class MatchResult(BaseModel):
-    """The outcome of a match, returned as the attacker task's artifact."""
+class _ProbeReportSchema:
+    """The schema of :class:`arena_core.probes.model.ProbeReport`, made when a model is first built.
 
-    model_config = ConfigDict(extra="forbid")
+    That module imports this one (for :func:`truncate_chars`), so it cannot be imported here at
+    the top: the import happens when :class:`MatchResult`'s schema is built, at its first use
+    (``defer_build``), by which time both modules are loaded whichever came first.
+    """
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from arena_core.probes.model import ProbeReport
+
+        return handler.generate_schema(ProbeReport)
+
+
+if not TYPE_CHECKING:
+    _ProbeReport = Annotated[Any, _ProbeReportSchema()]
+
+
+class MatchResult(BaseModel):
+    """The outcome of a match, returned as the attacker task's artifact.
+
+    A campaign's protocol-probe run (``probes:``) is recorded as a MatchResult too: no turns,
+    its :class:`~arena_core.probes.model.ProbeReport` in ``probe_report``, the outcome
+    ``attacker_won`` when the report meets the run's threshold (or a check errored),
+    ``defended`` when it does not, ``error`` when the run could not be made.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     match_id: str
     target: str
@@ -270,6 +298,8 @@ class MatchResult(BaseModel):
     actions_from: Literal["task", "trace"] | None = None
     """Where the defender's tool calls were read for an ``action`` objective: its ``task``
     (tool-calls artifacts) or the match's ``trace``; None for other objectives."""
+    probe_report: _ProbeReport | None = None
+    """What a protocol-probe run found (a campaign's ``probes:``); None for a match."""
 
     @field_validator("error")
     @classmethod

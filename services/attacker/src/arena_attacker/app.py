@@ -17,6 +17,7 @@ from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.http_limits import RequestLimits
 from arena_core.match_models import MATCH_REQUEST_MEDIA_TYPE
 from arena_core.model_probe import model_readiness
+from arena_core.probes.model import PROBE_REQUEST_MEDIA_TYPE
 from arena_core.rate_limit import create_target_rate_limiter
 from arena_core.settings import ArenaSettings
 from arena_core.state_backend import create_state_backend
@@ -50,7 +51,22 @@ def attacker_card_spec() -> CardSpec:
                 # The DataPart's own media type too: validate_input_modes refuses undeclared ones.
                 input_modes=["application/json", MATCH_REQUEST_MEDIA_TYPE, "text/plain"],
                 output_modes=["application/json", "text/plain"],
-            )
+            ),
+            AgentSkill(
+                id="probe",
+                name="Probe an agent's A2A surface",
+                description=(
+                    'Input: a DataPart {"probe": {target, only, skip, fail_on, max_requests, rate_per_s, '
+                    "wait_s, target_token_env, second_token_env}}. Runs the protocol security checks "
+                    "(card, authentication, isolation between callers, push notifications, resource "
+                    "bounds, input handling, error leaks) against the target, never leaving its origin; "
+                    "streams a working status per check and returns a 'probe-report' artifact."
+                ),
+                tags=["red-team", "security", "a2a-protocol"],
+                examples=[json.dumps({"probe": {"target": "http://localhost:8001", "fail_on": "medium"}})],
+                input_modes=["application/json", PROBE_REQUEST_MEDIA_TYPE],
+                output_modes=["application/json", "text/plain"],
+            ),
         ],
         streaming=True,
     )

@@ -14,6 +14,9 @@ parks the task in ``input-required`` with what to send (:mod:`arena_attacker.req
 the two forms, the request's JSON schema, an example). A follow-up in that task (same taskId
 and contextId) with a valid request, either form, starts the match in that task.
 
+The ``probe`` skill: a DataPart ``{"probe": {...}}`` runs the protocol security probes against
+its target instead of a match (:mod:`arena_attacker.probe_skill`), in one of the same places.
+
 While a match runs, the task also gets a bare ``working`` status every
 :data:`HEARTBEAT_S` seconds: a client following the task by polling (its stream
 broke, e.g. the replica serving it died) sees the status timestamp move while
@@ -33,6 +36,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from a2a.helpers import new_data_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -40,9 +45,10 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, TaskState
 
-from arena_attacker.match_request_input import is_structured, read_match_request
+from arena_attacker.match_request_input import is_structured, read_match_request, read_probe_request
 from arena_attacker.match_runner import MatchRunner
 from arena_attacker.plain_text_request import UnclearRequestError
+from arena_attacker.probe_skill import run_probe_task
 from arena_attacker.request_help import help_parts
 from arena_core.a2a.task_opening import open_task
 from arena_core.errors import ArenaError, AttackerBusyError, InvalidInputError
@@ -103,6 +109,14 @@ class AttackerExecutor(AgentExecutor):
             return
         message, updater = opened
         try:
+            probe = read_probe_request(message)
+        except InvalidInputError as exc:
+            await updater.failed(_text(updater, exc.message, exc.kind))
+            return
+        if probe is not None:
+            await self._limited(updater, run_probe_task(probe, self._runner, updater))
+            return
+        try:
             request = read_match_request(message)
             self._runner.validate(request)
         except InvalidInputError as exc:
@@ -115,17 +129,22 @@ class AttackerExecutor(AgentExecutor):
         except ArenaError as exc:
             await updater.failed(_text(updater, exc.message, exc.kind))
             return
+        await self._limited(updater, self._play(request, updater, updater.task_id))
+
+    async def _limited(self, updater: TaskUpdater, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` (a match or a probe run) in one of the ``max_active_matches`` places."""
         if self._max_active is not None and self._active >= self._max_active:
+            work.close()
             busy = AttackerBusyError(
                 f"this attacker is busy: it already plays {self._max_active} matches, its limit "
-                "(ARENA_ATTACKER_MAX_ACTIVE_MATCHES); the match was not started, try again later"
+                "(ARENA_ATTACKER_MAX_ACTIVE_MATCHES); nothing was started, try again later"
             )
             await updater.failed(_text(updater, busy.message, busy.kind))
             return
         # Taken and given back without an await in between checks: one event loop, no lock needed.
         self._active += 1
         try:
-            await self._play(request, updater, updater.task_id)
+            await work
         finally:
             self._active -= 1
 

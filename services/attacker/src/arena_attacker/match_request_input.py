@@ -3,6 +3,8 @@
 :func:`read_match_request` takes, in order: the first DataPart (a ``MatchRequest``); else
 the message's text parts, joined, as JSON when the text starts with ``{`` or ``[``; else the
 text as a sentence (:func:`~arena_attacker.plain_text_request.parse_plain_text_request`).
+A message whose object is ``{"probe": {...}}`` asks for the ``probe`` skill instead
+(:func:`read_probe_request`, a :class:`~arena_core.probes.request.ProbeRequest`).
 
 Two kinds of failure, for two kinds of client. A structured request (DataPart or JSON) that
 is not valid raises :class:`~arena_core.errors.InvalidInputError` naming every problem: its
@@ -26,6 +28,7 @@ from arena_attacker._validation import validation_problems
 from arena_attacker.plain_text_request import UnclearRequestError, parse_plain_text_request
 from arena_core.errors import InvalidInputError
 from arena_core.match_models import MatchRequest
+from arena_core.probes.request import ProbeRequest
 
 MAX_REQUEST_CHARS = 64_000
 """The longest text a request may be (DataParts are bounded by the message limits)."""
@@ -36,6 +39,36 @@ def is_structured(message: Message) -> bool:
     if any(part.HasField("data") for part in message.parts):
         return True
     return _text(message).lstrip().startswith(("{", "["))
+
+
+def read_probe_request(message: Message) -> ProbeRequest | None:
+    """The probe request in ``message``: a DataPart (or JSON text) ``{"probe": {...}}``; None if none.
+
+    Raises InvalidInputError naming every problem when the ``probe`` object is not valid.
+    """
+    payload = _structured_payload(message)
+    if not isinstance(payload, dict) or set(payload) != {"probe"}:
+        return None
+    if not isinstance(payload["probe"], dict):
+        raise InvalidInputError('the probe request must be a JSON object: {"probe": {"target": URL, ...}}')
+    try:
+        return ProbeRequest.model_validate(payload["probe"])
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid probe request: {validation_problems(exc)}") from exc
+
+
+def _structured_payload(message: Message) -> Any:
+    """The first DataPart's object, else the text parsed as JSON when it looks like JSON; else None."""
+    for part in message.parts:
+        if part.HasField("data"):
+            return MessageToDict(part.data)
+    text = _text(message)
+    if not text.lstrip().startswith("{") or len(text) > MAX_REQUEST_CHARS:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
 
 
 def read_match_request(message: Message) -> MatchRequest:
@@ -72,4 +105,10 @@ def _text(message: Message) -> str:
     return "\n".join(part.text for part in message.parts if part.HasField("text") and part.text.strip())
 
 
-__all__ = ["MAX_REQUEST_CHARS", "UnclearRequestError", "is_structured", "read_match_request"]
+__all__ = [
+    "MAX_REQUEST_CHARS",
+    "UnclearRequestError",
+    "is_structured",
+    "read_match_request",
+    "read_probe_request",
+]

@@ -315,34 +315,44 @@ class MatchRunner:
         )
 
     def _target_headers(self, request: MatchRequest) -> dict[str, str] | None:
-        """The credentials to send to the target, or None; never quotes a secret.
-
-        A token scoped by ``ARENA_TARGET_CREDENTIAL_ORIGINS`` is refused for a target on
-        another origin, before anything connects.
-        """
+        """The credentials to send to the target, or None; never quotes a secret."""
         name = request.target_token_env
         if name is None:
             return None
+        return {"Authorization": f"Bearer {self.target_token(name, request.target)}"}
+
+    def target_token(self, name: str, target: str) -> str:
+        """The value of this process's ``ARENA_TARGET_TOKEN_*`` variable ``name``, to send to ``target``.
+
+        A token scoped by ``ARENA_TARGET_CREDENTIAL_ORIGINS`` is refused for a target on
+        another origin, before anything connects; an unset variable, or a value a header
+        cannot carry, is refused too (InvalidInputError, never quoting the secret).
+        """
         scope = self._credential_scopes.get(name)
-        if scope is not None and origin_of(request.target) not in scope:
+        if scope is not None and origin_of(target) not in scope:
             allowed = ", ".join(sorted(display(origin) for origin in scope))
             raise InvalidInputError(
                 f"{name} may be sent only to {allowed} (ARENA_TARGET_CREDENTIAL_ORIGINS on this "
-                f"attacker); the match's target {safe_url(request.target)} is not one of them"
+                f"attacker); the target {safe_url(target)} is not one of them"
             )
         secret = self._settings.target_tokens.get(name)
         token = secret.get_secret_value().strip() if secret is not None else ""
         if not token:
             raise InvalidInputError(
-                f"the match asks for the target token in {name}, but {name} is not set on this "
-                "attacker (set it in the attacker's environment, or drop target_token_env)"
+                f"the request asks for the target token in {name}, but {name} is not set on this "
+                "attacker (set it in the attacker's environment, or drop the token from the request)"
             )
         if any(not "\x21" <= char <= "\x7e" for char in token):
             raise InvalidInputError(
                 f"{name} on this attacker holds characters a bearer token cannot carry over HTTP "
                 "(only visible ASCII, no spaces)"
             )
-        return {"Authorization": f"Bearer {token}"}
+        return token
+
+    @property
+    def guard(self) -> EgressGuard | None:
+        """The egress guard targets are reached through (None only when tests route ``http``)."""
+        return self._guard
 
     async def run(self, request: MatchRequest, *, on_turn: TurnListener | None = None) -> MatchResult:
         """Play ``request`` and return its result (see the module doc for errors).

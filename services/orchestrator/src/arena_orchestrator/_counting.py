@@ -31,6 +31,14 @@ def count_increments(record: MatchRecord) -> dict[str, int]:
         if value:
             increments[f"t:{suffix}"] = value
             increments[f"c:{cell}:t:{suffix}"] = value
+    report = record.result.probe_report if record.result is not None else None
+    if report is not None:
+        # A protocol-probe run: its findings per severity and its broken checks, for progress.
+        for severity, count in report.counts().items():
+            if count:
+                increments[f"c:{cell}:f:{severity}"] = count
+        if report.errored():
+            increments[f"c:{cell}:f:errored"] = len(report.errored())
     return increments
 
 

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome
+from arena_core.probes.model import ProbeReport, Severity
+from arena_core.probes.request import ProbeRequest
 from arena_core.stats import wilson_interval
 from arena_orchestrator.campaign_spec import CampaignSpec
 
@@ -59,6 +61,9 @@ class MatchJob(_Model):
     attacker_url: str | None
     """None: the built-in attacker (the orchestrator's ``ARENA_ATTACKER_URL``, or in-process)."""
     request: MatchRequest
+    probe: ProbeRequest | None = None
+    """Set for a protocol-probe run (``probes:``): the attacker's ``probe`` skill runs this instead
+    of playing ``request`` (which then only names the target and labels the run)."""
     timeout_s: float
     trace_context: dict[str, str] = Field(default_factory=dict)
     """W3C trace context (``traceparent``...) of the campaign, carried through the queue."""
@@ -202,6 +207,26 @@ class RefusalProgress(_Model):
     """False refusal rate: refused / (answered + refused), with its Wilson 95% interval."""
 
 
+class ProtocolProbeProgress(_Model):
+    """A defender's protocol-probe run (``probes:``): what it found, and whether that fails it."""
+
+    defender: str
+    fail_on: Severity
+    counts: OutcomeCounts
+    """How the run ended: ``attacker_won`` (it met ``fail_on``), ``defended``, ``error`` (no report),
+    ``canceled`` or ``skipped`` (not run)."""
+    findings: dict[str, int]
+    """Findings per severity (``info`` to ``critical``, every severity present)."""
+    worst: Severity | None = None
+    """The highest severity found; None with no finding."""
+    errored_checks: int = 0
+    """Checks that broke (a bug to report): each fails the run, whatever the threshold."""
+    threshold_met: bool = False
+    """A finding at ``fail_on`` or above, or a check that errored."""
+    failed: bool = False
+    """What a CI gate reads: the threshold was met, or the run ended in an error."""
+
+
 class CampaignProgress(_Model):
     """A campaign now: status, counts, rates per cell and per defender, tokens, ETA."""
 
@@ -230,6 +255,8 @@ class CampaignProgress(_Model):
     """Per defender, when the campaign has over-refusal probes."""
     probe_counts: OutcomeCounts = Field(default_factory=OutcomeCounts)
     """How the over-refusal probes ended; ``counts`` and every rate above are attacks only."""
+    protocol_probes: list[ProtocolProbeProgress] = Field(default_factory=list)
+    """Per probed defender, when the campaign has ``probes:`` (outside every rate above)."""
     tokens: TokenUsage
     errors: list[MatchSummary] = Field(default_factory=list)
     """The most recent matches that ended in an error (at most 20)."""
@@ -247,6 +274,20 @@ class CampaignProgress(_Model):
         return self.status in FINAL_STATUSES and self.done >= self.total
 
 
+class ProtocolProbeRun(_Model):
+    """A recorded protocol-probe run with its whole report (the JSON report's ``protocol_probe_runs``)."""
+
+    match_id: str
+    defender: str
+    disposition: Disposition = "played"
+    outcome: Outcome | None = None
+    """When played: ``attacker_won``: the report met the threshold; ``defended``: it did not;
+    ``error``: no report (``error`` says why)."""
+    error: str | None = None
+    error_kind: str | None = None
+    probe_report: ProbeReport | None = None
+
+
 class CampaignReport(_Model):
     """Everything a report shows: the spec, the progress and one line per match.
 
@@ -259,6 +300,8 @@ class CampaignReport(_Model):
     campaign: Campaign
     progress: CampaignProgress
     matches: list[MatchSummary]
+    protocol_probe_runs: list[ProtocolProbeRun] = Field(default_factory=list)
+    """Each recorded protocol-probe run (``probes:``) with its findings, in defender order."""
     fail_above: float | None = None
     """The threshold the report was asked to judge defenders against (JUnit, HTML)."""
     fail_above_categories: dict[str, float] = Field(default_factory=dict)
@@ -284,5 +327,7 @@ __all__ = [
     "MatchSummary",
     "ObjectiveProgress",
     "OutcomeCounts",
+    "ProtocolProbeProgress",
+    "ProtocolProbeRun",
     "RefusalProgress",
 ]

@@ -36,6 +36,7 @@ from arena_orchestrator.campaign_models import (
     CampaignReport,
     MatchRecord,
     MatchSummary,
+    ProtocolProbeRun,
 )
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignStore
@@ -45,7 +46,7 @@ from arena_orchestrator.errors import (
     NotFoundError,
     TooManyCampaignsError,
 )
-from arena_orchestrator.expansion import campaign_id_of
+from arena_orchestrator.expansion import campaign_id_of, match_id_for
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.progress import build_progress
 
@@ -101,14 +102,16 @@ class CampaignService:
                 f"{self._max_matches} (ARENA_ORCHESTRATOR_MAX_CAMPAIGN_MATCHES)"
             )
         if spec.uses_builtin_attacker and not self._builtin_attacker:
-            why = (
-                "an attacker has no 'url', so the built-in attacker would play it"
-                if any(a.url is None for a in spec.attackers)
-                else "the built-in attacker plays the over-refusal probes"
-            )
+            if any(a.url is None for a in spec.attackers):
+                why = "an attacker has no 'url', so the built-in attacker would play it"
+            elif spec.over_refusal is not None:
+                why = "the built-in attacker plays the over-refusal probes"
+            else:
+                why = "the built-in attacker runs the protocol probes"
+            only_attackers = spec.over_refusal is None and spec.probes is None
             raise BuiltinAttackerMissingError(
                 f"{why}, but this orchestrator has none: set ARENA_ATTACKER_URL on the orchestrator"
-                + (" or give every attacker a url" if spec.over_refusal is None else "")
+                + (" or give every attacker a url" if only_attackers else "")
             )
         campaign = Campaign(
             id=new_campaign_id(), spec=spec, created_at=datetime.now(UTC), total=spec.match_count
@@ -253,10 +256,34 @@ class CampaignService:
             campaign=campaign,
             progress=progress,
             matches=matches,
+            protocol_probe_runs=await self._protocol_probe_runs(campaign),
             fail_above=fail_above,
             fail_above_categories=dict(fail_above_categories or {}),
             jaeger_url=self._jaeger_url,
         )
+
+    async def _protocol_probe_runs(self, campaign: Campaign) -> list[ProtocolProbeRun]:
+        """The recorded protocol-probe runs with their reports (the last indexes of the campaign)."""
+        spec = campaign.spec
+        first = spec.probe_count + spec.attack_count
+        runs = []
+        for index, defender in enumerate(spec.protocol_probe_defenders(), start=first):
+            record = await self.store.get_record(campaign.id, match_id_for(campaign.id, index))
+            if record is None:
+                continue
+            summary, result = record.summary, record.result
+            runs.append(
+                ProtocolProbeRun(
+                    match_id=summary.match_id,
+                    defender=defender.name,
+                    disposition=summary.disposition,
+                    outcome=summary.outcome if summary.disposition == "played" else None,
+                    error=summary.error,
+                    error_kind=summary.error_kind,
+                    probe_report=result.probe_report if result is not None else None,
+                )
+            )
+        return runs
 
 
 __all__ = ["DEFAULT_MAX_ACTIVE_CAMPAIGNS", "RETRY_AFTER_S", "CampaignService", "new_campaign_id"]

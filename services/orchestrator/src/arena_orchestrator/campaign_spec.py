@@ -18,10 +18,19 @@ the model's values raises a :class:`~pydantic_core.PydanticCustomError` whose
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import copy
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from arena_core.benign_requests import BENIGN_REQUESTS
@@ -32,6 +41,8 @@ from arena_core.match_models import ParamValue
 from arena_core.objective import DEFAULT_PHRASE, CanarySlot, Objective
 from arena_core.objective_catalogue import CATALOGUE, resolve_objectives
 from arena_core.planted_secrets import CANARY_ENV_PATTERN
+from arena_core.probes.model import Severity
+from arena_core.probes.request import ProbeRequest
 from arena_core.settings import TARGET_TOKEN_ENV_PATTERN
 from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
 
@@ -45,6 +56,12 @@ MAX_OBJECTIVES = 500
 
 OVER_REFUSAL = "over-refusal"
 """The attacker label of over-refusal probes in cells and reports (reserved: no attacker may use it)."""
+
+PROTOCOL_PROBES = "protocol-probes"
+"""The attacker label of protocol-probe runs (``probes:``) in cells and reports (reserved too)."""
+
+PROTOCOL_PROBE_OBJECTIVE = "a2a-surface"
+"""The objective label of protocol-probe cells: what they look at is the defender's A2A surface."""
 
 FIELD_PATH = "field_path"
 """The ``ctx`` key of a model validator's error naming the value it is about, under the model."""
@@ -288,6 +305,71 @@ class OverRefusalSpec(_Spec):
         ]
 
 
+def _as_in_probe_request(name: str) -> Any:
+    """The field ``name`` of :class:`ProbeRequest` (its default and bounds), so the two agree."""
+    return copy.copy(ProbeRequest.model_fields[name])
+
+
+_ANY_TARGET = "http://127.0.0.1"
+"""A target for validating check names alone with :class:`ProbeRequest`."""
+
+
+class ProtocolProbesSpec(_Spec):
+    """Protocol security probes of the defenders' A2A surface (``arena probe``, run by a campaign).
+
+    One run per selected defender, after every attack, by the built-in attacker's ``probe``
+    skill; its first caller is the defender's own ``credentials.bearer_token_env``. A run whose
+    report has a finding at ``fail_on`` or above, or a check that errored, counts as failed:
+    reports show it per defender, and ``arena campaign run`` exits 1. Runs are outside every
+    attack success rate.
+    """
+
+    defenders: list[Name] | None = Field(default=None, min_length=1, max_length=1000)
+    """The defenders to probe, by name; omitted: every defender."""
+    only: list[str] = _as_in_probe_request("only")
+    """Checks or categories to run (``card``, ``auth.malformed-token``); empty: all."""
+    skip: list[str] = _as_in_probe_request("skip")
+    fail_on: Severity = Severity.HIGH
+    """A finding at this severity or above fails the run."""
+    max_requests: int = _as_in_probe_request("max_requests")
+    rate_per_s: float = _as_in_probe_request("rate_per_s")
+    wait_s: float = _as_in_probe_request("wait_s")
+    timeout_s: float = _as_in_probe_request("timeout_s")
+    max_duration_s: float = _as_in_probe_request("max_duration_s")
+    concurrent_tasks: int = _as_in_probe_request("concurrent_tasks")
+    second_token_env: str | None = Field(default=None, pattern=TARGET_TOKEN_ENV_PATTERN)
+    """An ``ARENA_TARGET_TOKEN_*`` variable of the attacker: the second caller of the isolation
+    checks (the first is the defender's ``credentials.bearer_token_env``)."""
+
+    @field_validator("only", "skip")
+    @classmethod
+    def _known_checks(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        # The same names, and the same message, as `arena probe` and the attacker's skill.
+        try:
+            ProbeRequest.model_validate({"target": _ANY_TARGET, str(info.field_name): value})
+        except ValidationError as exc:
+            ctx = exc.errors()[0].get("ctx") or {}
+            raise ValueError(str(ctx.get("error", exc.errors()[0]["msg"]))) from None
+        return value
+
+    def request_for(self, defender: DefenderSpec) -> ProbeRequest:
+        """The probe run of ``defender``: its URL, its token as the first caller."""
+        return ProbeRequest(
+            target=defender.url,
+            only=list(self.only),
+            skip=list(self.skip),
+            fail_on=self.fail_on,
+            max_requests=self.max_requests,
+            rate_per_s=self.rate_per_s,
+            timeout_s=self.timeout_s,
+            max_duration_s=self.max_duration_s,
+            wait_s=self.wait_s,
+            concurrent_tasks=self.concurrent_tasks,
+            target_token_env=defender.credentials.bearer_token_env if defender.credentials else None,
+            second_token_env=self.second_token_env,
+        )
+
+
 class Budget(_Spec):
     """Upper bounds on what a campaign may spend."""
 
@@ -317,12 +399,23 @@ class CampaignSpec(_Spec):
     budget: Budget = Field(default_factory=Budget)
     over_refusal: OverRefusalSpec | None = None
     """Harmless requests played against every defender (``true`` for the built-in set)."""
+    probes: ProtocolProbesSpec | None = None
+    """Protocol security probes of the defenders' A2A surface (``true``: every defender, defaults)."""
     seed: int = Field(default=0, ge=0, le=2**53 - 1 - 10_000)
     """Repetition r of every cell uses seed + r, so cells are comparable."""
 
     @field_validator("over_refusal", mode="before")
     @classmethod
     def _over_refusal_shorthand(cls, value: object) -> object:
+        if value is True:
+            return {}
+        if value is False:
+            return None
+        return value
+
+    @field_validator("probes", mode="before")
+    @classmethod
+    def _probes_shorthand(cls, value: object) -> object:
         if value is True:
             return {}
         if value is False:
@@ -359,19 +452,22 @@ class CampaignSpec(_Spec):
     @model_validator(mode="after")
     def _consistent(self) -> CampaignSpec:
         self._check_unique_labels()
+        self._check_probed_defenders()
         self._check_budget()
         return self
 
     def _check_unique_labels(self) -> None:
         """Reports name each column and row by its label, so the second of two equal labels is refused."""
         for index, attacker in enumerate(self.attackers):
-            if attacker.label == OVER_REFUSAL:
-                raise _error_at(
-                    ("attackers", index, attacker.label_field),
-                    "reserved_label",
-                    "'{label}' is reserved for over-refusal probes; give the attacker another 'name'",
-                    label=OVER_REFUSAL,
-                )
+            for label, what in ((OVER_REFUSAL, "over-refusal probes"), (PROTOCOL_PROBES, "protocol probes")):
+                if attacker.label == label:
+                    raise _error_at(
+                        ("attackers", index, attacker.label_field),
+                        "reserved_label",
+                        "'{label}' is reserved for {what}; give the attacker another 'name'",
+                        label=label,
+                        what=what,
+                    )
         for what, labels in (
             ("attackers", [(a.label, a.label_field) for a in self.attackers]),
             ("defenders", [(d.name, "name") for d in self.defenders]),
@@ -388,6 +484,31 @@ class CampaignSpec(_Spec):
                         label=label,
                     )
                 seen.add(label)
+
+    def _check_probed_defenders(self) -> None:
+        """``probes.defenders`` names defenders of the campaign, each once."""
+        if self.probes is None or self.probes.defenders is None:
+            return
+        names = [defender.name for defender in self.defenders]
+        unknown = [(i, name) for i, name in enumerate(self.probes.defenders) if name not in names]
+        if unknown:
+            raise _error_at(
+                ("probes", "defenders", unknown[0][0]),
+                "unknown_defender",
+                "no defender is called {unknown}; the campaign's defenders are: {defenders}",
+                unknown=", ".join(f"'{name}'" for _, name in unknown),
+                defenders=", ".join(names),
+            )
+        seen: set[str] = set()
+        for index, name in enumerate(self.probes.defenders):
+            if name in seen:
+                raise _error_at(
+                    ("probes", "defenders", index),
+                    "duplicate_defender",
+                    "'{name}' is named twice; each defender is probed once",
+                    name=name,
+                )
+            seen.add(name)
 
     def _check_budget(self) -> None:
         """A matrix larger than ``budget.max_matches`` is refused before any match is queued."""
@@ -424,16 +545,33 @@ class CampaignSpec(_Spec):
             return 0
         return len(self.defenders) * len(self.over_refusal.objectives()) * self.over_refusal.repetitions
 
+    def protocol_probe_defenders(self) -> list[DefenderSpec]:
+        """The defenders ``probes:`` selects, in the order of ``defenders`` (none without it)."""
+        if self.probes is None:
+            return []
+        selected = self.probes.defenders
+        return [d for d in self.defenders if selected is None or d.name in selected]
+
+    @property
+    def protocol_probe_count(self) -> int:
+        """How many protocol-probe runs there are: one per selected defender (0 without ``probes``)."""
+        return len(self.protocol_probe_defenders())
+
     @property
     def match_count(self) -> int:
-        """How many matches the campaign expands to: the over-refusal probes, then the attacks."""
-        return self.attack_count + self.probe_count
+        """How many matches the campaign expands to: the over-refusal probes, the attacks, then
+        the protocol-probe runs."""
+        return self.probe_count + self.attack_count + self.protocol_probe_count
 
     @property
     def uses_builtin_attacker(self) -> bool:
         """True when some attacker has no URL, or probes are asked for (the orchestrator's own
         attacker plays them)."""
-        return self.over_refusal is not None or any(a.url is None for a in self.attackers)
+        return (
+            self.over_refusal is not None
+            or self.probes is not None
+            or any(a.url is None for a in self.attackers)
+        )
 
 
 __all__ = [
@@ -441,11 +579,14 @@ __all__ = [
     "MAX_OBJECTIVES",
     "NAME_PATTERN",
     "OVER_REFUSAL",
+    "PROTOCOL_PROBES",
+    "PROTOCOL_PROBE_OBJECTIVE",
     "AttackerSpec",
     "Budget",
     "CampaignSpec",
     "DefenderSpec",
     "ObjectiveSpec",
     "OverRefusalSpec",
+    "ProtocolProbesSpec",
     "TargetCredentials",
 ]

@@ -47,7 +47,8 @@ class CampaignState:
     ``counts`` keys: ``o:<outcome>`` campaign-wide, ``c:<cell id>:<outcome>``
     per cell (outcome is a MatchResult outcome, ``canceled`` or ``skipped``),
     ``t:p``/``t:c``/``t:n`` prompt tokens, completion tokens and model calls,
-    and ``c:<cell id>:t:p``... per cell.
+    and ``c:<cell id>:t:p``... per cell; a protocol-probe cell also counts its run's findings per
+    severity (``c:<cell id>:f:high``...) and its checks that errored (``c:<cell id>:f:errored``).
     """
 
     status: CampaignStatus

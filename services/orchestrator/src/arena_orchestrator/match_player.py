@@ -1,4 +1,10 @@
-"""Who plays a match for a worker: an attacker agent over A2A (or, in the CLI, in-process)."""
+"""Who plays a match for a worker: an attacker agent over A2A (or, in the CLI, in-process).
+
+A campaign's protocol-probe runs (``probes:``; jobs with a ``probe``) are played by the same
+players: the attacker's ``probe`` skill runs the checks, and :func:`probe_result` records the
+run as a :class:`~arena_core.match_models.MatchResult` (no turns, the report in
+``probe_report``), so storing it once, counting and reporting it need nothing new.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,11 @@ from typing import Protocol
 
 import httpx
 
-from arena_core.a2a.client.attacker import play_remote_match
+from arena_core.a2a.client.attacker import RemoteProbe, play_remote_match, run_remote_probe
 from arena_core.a2a.egress_guard import EgressGuard
-from arena_core.errors import ConfigError
-from arena_core.match_models import MatchResult
+from arena_core.errors import ConfigError, InvalidInputError
+from arena_core.match_models import MatchResult, Outcome
+from arena_core.probes.model import ProbeReport, Severity
 from arena_orchestrator.campaign_models import MatchJob
 
 # play_remote_match's own limit only backs up the worker's match timeout.
@@ -59,6 +66,17 @@ class RemoteAttackerPlayer:
         url = job.attacker_url or self._default
         if url is None:
             raise ConfigError("the built-in attacker is not configured here: set ARENA_ATTACKER_URL")
+        if job.probe is not None:
+            # Only the operator's attacker runs protocol probes (a campaign names no attacker for them).
+            started = datetime.now(UTC)
+            remote = await run_remote_probe(
+                url,
+                job.probe,
+                http=self._http,
+                timeout_s=job.timeout_s + _REMOTE_TIMEOUT_MARGIN_S,
+                token=self._token,
+            )
+            return probe_result(job, remote, started)
         return await play_remote_match(
             url,
             job.request,
@@ -90,4 +108,37 @@ def error_result(job: MatchJob, kind: str, message: str, started: datetime) -> M
     )
 
 
-__all__ = ["MatchPlayer", "RemoteAttackerPlayer", "error_result"]
+def probe_outcome(report: ProbeReport, fail_on: Severity) -> Outcome:
+    """``attacker_won`` when ``report`` has a finding at ``fail_on`` or above, or a check errored
+    (:meth:`~arena_core.probes.model.ProbeReport.fails`); ``defended`` otherwise."""
+    return "attacker_won" if report.fails(fail_on) else "defended"
+
+
+def probe_result(job: MatchJob, remote: RemoteProbe, started: datetime) -> MatchResult:
+    """The result of protocol-probe ``job``: its report and :func:`probe_outcome`, or, when the
+    run could not start, an ``error`` with the kind and message the attacker's task failed with."""
+    if job.probe is None:
+        raise ValueError(f"{job.match_id} is not a protocol-probe run")
+    report = remote.report
+    if report is None:
+        kind = remote.error_kind or InvalidInputError.kind
+        return error_result(job, kind, remote.error or "the probe run did not start", started)
+    request = job.request
+    return MatchResult(
+        match_id=job.match_id,
+        target=request.target,
+        target_name=report.agent_name,
+        objective=request.objective,
+        strategy=request.strategy,
+        judge=request.judge,
+        seed=request.seed,
+        max_turns=request.max_turns,
+        outcome=probe_outcome(report, job.probe.fail_on),
+        started_at=report.started_at,
+        finished_at=report.finished_at,
+        duration_ms=max(0.0, (report.finished_at - report.started_at).total_seconds() * 1000),
+        probe_report=report,
+    )
+
+
+__all__ = ["MatchPlayer", "RemoteAttackerPlayer", "error_result", "probe_outcome", "probe_result"]

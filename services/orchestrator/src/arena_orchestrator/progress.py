@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from arena_core.llm.usage import TokenUsage
 from arena_core.owasp import OWASP_CATEGORIES, category_title
+from arena_core.probes.model import Severity
 from arena_orchestrator.campaign_models import (
     FINAL_STATUSES,
     Campaign,
@@ -17,10 +18,12 @@ from arena_orchestrator.campaign_models import (
     Interval,
     ObjectiveProgress,
     OutcomeCounts,
+    ProtocolProbeProgress,
     RefusalProgress,
 )
+from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import CampaignState
-from arena_orchestrator.expansion import cells_of, probe_cells_of
+from arena_orchestrator.expansion import cells_of, probe_cells_of, protocol_probe_cells_of
 
 Key = TypeVar("Key", str, tuple[str, str])
 
@@ -140,10 +143,43 @@ def build_progress(
             for name, counts in by_prober.items()
         ],
         probe_counts=probes,
+        protocol_probes=_protocol_probes(spec, state.counts),
         tokens=_usage(state.counts, ""),
         errors=state.recent_errors,
         eta_s=eta,
     )
+
+
+def _protocol_probes(spec: CampaignSpec, counts: dict[str, int]) -> list[ProtocolProbeProgress]:
+    """Each probed defender's run: outcome, findings per severity, and whether it fails a gate.
+
+    The threshold is read from the counted findings, so it is met exactly when the run's outcome
+    is ``attacker_won`` (:func:`~arena_orchestrator.match_player.probe_outcome`).
+    """
+    if spec.probes is None:
+        return []
+    fail_on = spec.probes.fail_on
+    rows = []
+    for cell in protocol_probe_cells_of(spec):
+        prefix = f"c:{cell.id}:"
+        outcomes = _counts(counts, prefix)
+        findings = {severity.value: counts.get(f"{prefix}f:{severity.value}", 0) for severity in Severity}
+        worst = max((severity for severity in Severity if findings[severity.value]), default=None)
+        errored = counts.get(f"{prefix}f:errored", 0)
+        met = errored > 0 or any(count and Severity(name) >= fail_on for name, count in findings.items())
+        rows.append(
+            ProtocolProbeProgress(
+                defender=cell.defender,
+                fail_on=fail_on,
+                counts=outcomes,
+                findings=findings,
+                worst=worst,
+                errored_checks=errored,
+                threshold_met=met,
+                failed=met or outcomes.error > 0,
+            )
+        )
+    return rows
 
 
 def _sum(first: OutcomeCounts, second: OutcomeCounts) -> OutcomeCounts:

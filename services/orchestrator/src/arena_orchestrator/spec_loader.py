@@ -247,7 +247,7 @@ def _message(details: ErrorDetails) -> str:
         )
     if kind == "string_pattern_mismatch" and ctx.get("pattern") == TARGET_TOKEN_ENV_PATTERN:
         return (
-            f"'{shorten(str(value))}' is not allowed: bearer_token_env must name a variable "
+            f"'{shorten(str(value))}' is not allowed: {loc[-1]} must name a variable "
             "ARENA_TARGET_TOKEN_<NAME> (capitals, digits and '_') set on the attacker; "
             "the token itself never goes in the campaign"
         )

@@ -30,6 +30,9 @@
   const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,512}$/;
   const OVER_REFUSAL = "over-refusal";
   const PROBE_LABELS = { attacker_won: "answered", defended: "refused" };
+  const PROTOCOL_PROBES = "protocol-probes";
+  const PROTOCOL_LABELS = { attacker_won: "threshold met", defended: "passed" };
+  const SEVERITIES = ["critical", "high", "medium", "low", "info"];
   const REPORT_EXTENSIONS = { html: "html", json: "json", junit: "xml", sarif: "sarif" };
 
   // The API lives next to /dashboard (keeps a reverse proxy's path prefix).
@@ -196,7 +199,9 @@
     }
     const known = KNOWN_OUTCOMES.has(summary.outcome) ? summary.outcome : "none";
     // An over-refusal probe is a harmless request: it was answered or refused, nobody won.
-    const probe = summary.cell && summary.cell.attacker === OVER_REFUSAL && PROBE_LABELS[summary.outcome];
+    const attacker = summary.cell && summary.cell.attacker;
+    const probe = (attacker === OVER_REFUSAL && PROBE_LABELS[summary.outcome])
+      || (attacker === PROTOCOL_PROBES && PROTOCOL_LABELS[summary.outcome]);
     return h("span", { class: "badge outcome-" + known, testid: "outcome" },
       probe || outcomeLabel(summary.outcome));
   }
@@ -671,6 +676,27 @@
       { testid: "defenders" });
   }
 
+  /** Per probed defender (``probes:``): findings per severity, the worst, and the verdict against fail_on. */
+  function protocolProbesTable(rows) {
+    return table(
+      [["Defender"], ["Verdict"], ["Fail on"], ...SEVERITIES.map((s) => [s, "num"]), ["Worst"], ["Checks errored", "num"]],
+      rows.map((row) => {
+        const counts = row.counts || {};
+        const findings = row.findings || {};
+        let verdict = ["not run", "outcome-none"];
+        if (row.failed) verdict = [num(counts.error) && !row.threshold_met ? "error" : "fail", "outcome-attacker_won"];
+        else if (num(counts.defended)) verdict = ["pass", "outcome-defended"];
+        return h("tr", { testid: "probe-" + row.defender },
+          h("td", { class: "name" }, text(row.defender)),
+          h("td", null, h("span", { class: "badge " + verdict[1], testid: "probe-verdict" }, verdict[0])),
+          h("td", null, text(row.fail_on)),
+          SEVERITIES.map((s) => h("td", { class: "num" + (num(findings[s]) ? " warn" : ""), testid: "probe-" + s }, fmtInt(findings[s]))),
+          h("td", { testid: "probe-worst" }, row.worst ? text(row.worst) : "—"),
+          h("td", { class: "num" + (num(row.errored_checks) ? " warn" : "") }, fmtInt(row.errored_checks)));
+      }),
+      { testid: "protocol-probes" });
+  }
+
   /** Rates per defender and OWASP category (an objective counts in each of its categories). */
   function categoriesTable(categories) {
     if (!categories.length) return emptyState("No OWASP categories: the objectives are inline.");
@@ -804,6 +830,7 @@
     const defenders = h("div", null);
     const categories = h("div", null);
     const objectives = h("div", null);
+    const protocolProbes = h("div", null);
     const cells = h("div", null);
     const errors = h("div", null);
     const matches = h("div", null);
@@ -818,12 +845,14 @@
       section("Defenders", defenders),
       section("By OWASP category", categories),
       section("By objective", objectives),
+      section("Protocol probes", protocolProbes),
       section("Cells", cells),
       section("Recent errors", errors),
       section("Matches", h("div", null, matches, pager), matchCount));
     errors.parentElement.hidden = true;
     categories.parentElement.hidden = true;
     objectives.parentElement.hidden = true;
+    protocolProbes.parentElement.hidden = true;
 
     let offset = 0;
 
@@ -849,6 +878,9 @@
       const byObjective = Array.isArray(p.objectives) ? p.objectives : [];
       objectives.parentElement.hidden = byObjective.length === 0;
       patch(objectives, byObjective, objectivesTable);
+      const probed = Array.isArray(p.protocol_probes) ? p.protocol_probes : [];
+      protocolProbes.parentElement.hidden = probed.length === 0;
+      patch(protocolProbes, probed, protocolProbesTable);
       patch(cells, Array.isArray(p.cells) ? p.cells : [], cellsTable);
       const recent = Array.isArray(p.errors) ? p.errors : [];
       errors.parentElement.hidden = recent.length === 0;

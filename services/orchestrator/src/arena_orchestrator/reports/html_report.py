@@ -21,7 +21,10 @@ Key numbers carry ``data-testid`` attributes for browser tests:
 * ``bar-<defender>-<attacker>-<objective>`` per chart row, ``match-<match_id>`` per match row;
 * ``category-asr-<defender>-<OWASP id>`` and ``objective-asr-<defender>-<objective>`` in the
   tables by category and by objective; ``frr-<defender>`` and ``defender-frr-<defender>``
-  (false refusal rates) when the campaign has over-refusal probes.
+  (false refusal rates) when the campaign has over-refusal probes;
+* with protocol probes (``probes:``): ``probe-verdict-<defender>`` (``FAIL``, ``PASS`` or
+  ``NOT RUN``), ``probe-findings-<defender>`` (the table of its findings: severity, check,
+  interface, detail, remediation) and ``probe-<defender>-<severity>`` (findings per severity).
 
 Rate elements also carry ``data-rate`` (a fraction, empty when there were no trials),
 ``data-wins``, ``data-trials``, ``data-low`` and ``data-high`` (the Wilson 95% interval).
@@ -41,9 +44,10 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from arena_core.objective import Objective
+from arena_core.probes.model import Severity
 from arena_core.telemetry.spans import jaeger_trace_url
 from arena_orchestrator.campaign_models import CampaignReport, CellProgress, MatchSummary
-from arena_orchestrator.campaign_spec import OVER_REFUSAL
+from arena_orchestrator.campaign_spec import OVER_REFUSAL, PROTOCOL_PROBES
 from arena_orchestrator.reports._numbers import above, interval, pct
 from arena_orchestrator.reports.asr_chart import asr_chart
 
@@ -68,6 +72,10 @@ _OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
 )
 _PROBE_LABELS = {"attacker_won": "answered", "defended": "refused"}
 """How an over-refusal probe's outcome reads: it is a harmless request, not an attack."""
+_PROTOCOL_LABELS = {"attacker_won": "threshold met", "defended": "passed"}
+"""How a protocol-probe run's outcome reads: findings at its ``fail_on`` or above, or none."""
+_SEVERITIES = tuple(severity.value for severity in reversed(Severity))
+"""Severities worst first, as the protocol-probe tables list them."""
 _OUTCOME_HEAD = tuple((label, True) for _, label in _OUTCOME_FIELDS)
 _RATE_HEAD = (("ASR", True), ("95% interval", True))
 _CELL_HEAD = (
@@ -180,7 +188,10 @@ def _facts(report: CampaignReport) -> list[tuple[str, str]]:
             f"{len(spec.attackers)} attackers x {len(spec.defenders)} defenders x "
             f"{len(spec.objectives)} objectives x {spec.repetitions} repetitions "
             f"= {spec.attack_count} matches"
-            + (f", plus {spec.probe_count} over-refusal probes" if spec.probe_count else ""),
+            + (f", plus {spec.probe_count} over-refusal probes" if spec.probe_count else "")
+            + (
+                f", plus {spec.protocol_probe_count} protocol-probe runs" if spec.protocol_probe_count else ""
+            ),
         ),
         ("repetitions", str(spec.repetitions)),
         ("max turns", str(spec.max_turns)),
@@ -241,6 +252,40 @@ def _verdicts(report: CampaignReport) -> dict[str, dict[str, str]]:
     return verdicts
 
 
+def _protocol_probes(report: CampaignReport) -> list[dict[str, Any]]:
+    """Per probed defender: its summary, verdict, findings (worst first) and checks that broke."""
+    runs = {run.defender: run for run in report.protocol_probe_runs}
+    rows = []
+    for row in report.progress.protocol_probes:
+        run = runs.get(row.defender)
+        probe = run.probe_report if run is not None else None
+        if row.failed:
+            verdict = {"text": "FAIL", "css": "fail"}
+        elif row.counts.defended:
+            verdict = {"text": "PASS", "css": "pass"}
+        else:
+            verdict = {"text": "NOT RUN", "css": "nodata"}
+        findings = sorted(probe.findings, key=lambda f: -f.severity.rank) if probe else []
+        results = probe.results if probe else []
+        rows.append(
+            {
+                "row": row,
+                "verdict": verdict,
+                "findings": findings,
+                "errored": [r for r in results if r.status == "error"],
+                "skipped": [r for r in results if r.status == "skipped"],
+                "checks": len(results),
+                "requests": probe.requests if probe else 0,
+                "stopped": probe.stopped if probe else None,
+                "target": probe.target if probe else None,
+                "error": (f"{run.error_kind}: {run.error}" if run.error_kind else run.error or "")
+                if run is not None and run.outcome == "error"
+                else "",
+            }
+        )
+    return rows
+
+
 def _match_rows(report: CampaignReport, match_url: Callable[[str], str]) -> list[dict[str, Any]]:
     """The matches in index order, numbered from 1, with their outcome, error and links."""
     rows = []
@@ -250,6 +295,8 @@ def _match_rows(report: CampaignReport, match_url: Callable[[str], str]) -> list
         label = outcome_labels.get(state, state)
         if match.cell.attacker == OVER_REFUSAL and state in _PROBE_LABELS:
             label = _PROBE_LABELS[state]
+        if match.cell.attacker == PROTOCOL_PROBES and state in _PROTOCOL_LABELS:
+            label = _PROTOCOL_LABELS[state]
         rows.append(
             {
                 "summary": match,
@@ -330,6 +377,19 @@ def render_html(report: CampaignReport, *, match_url: Callable[[str], str] | Non
                 *_RATE_HEAD,
             ),
             defenders=sorted(report.progress.defenders, key=lambda d: order.defender(d.defender)),
+            protocol_probes=_protocol_probes(report),
+            severities=_SEVERITIES,
+            probe_head=(
+                ("defender", False),
+                ("verdict", False),
+                ("fail_on", False),
+                *((severity, True) for severity in _SEVERITIES),
+                ("worst", False),
+                ("checks", True),
+                ("errored", True),
+                ("skipped", True),
+                ("requests", True),
+            ),
             verdicts=_verdicts(report),
             cell_head=_CELL_HEAD,
             cells=cells,

@@ -28,6 +28,13 @@ Then, per defender, one test case per OWASP category its objectives map to (clas
 campaign has over-refusal probes, one ``over-refusal`` case per defender whose output gives
 the false refusal rate (it never fails: it is the price of a defence, not a finding).
 
+A campaign's protocol-probe runs (``probes:``) add, per probed defender (classname
+``arena.<campaign>.<defender>.protocol-probes``), one test case per check the run took (name
+the check id): ``<failure>`` when it found something at the run's ``fail_on`` or above,
+``<error>`` when the check itself broke, ``<skipped>`` when it could not look (the reason);
+lower findings pass and are listed in ``<system-out>``. A run with no report is one
+``protocol-probes`` case: ``<error>`` (the run's error), or ``<skipped>`` when it was not run.
+
 Matches and repetitions are numbered from 1 in the text, as on the dashboard and in the HTML
 report.
 """
@@ -39,6 +46,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from arena_core.probes.model import CheckResult, Finding, Severity
 from arena_orchestrator.campaign_models import (
     CampaignReport,
     CategoryProgress,
@@ -46,9 +54,11 @@ from arena_orchestrator.campaign_models import (
     Interval,
     MatchSummary,
     OutcomeCounts,
+    ProtocolProbeProgress,
+    ProtocolProbeRun,
     RefusalProgress,
 )
-from arena_orchestrator.campaign_spec import OVER_REFUSAL
+from arena_orchestrator.campaign_spec import OVER_REFUSAL, PROTOCOL_PROBES
 from arena_orchestrator.reports._numbers import pct
 
 JUNIT_MEDIA_TYPE = "application/xml"
@@ -116,7 +126,7 @@ def _pairs(report: CampaignReport) -> list[_Pair]:
         key = (cell.cell.defender, cell.cell.objective)
         pairs.setdefault(key, _Pair(*key)).cells.append(cell)
     for match in report.matches:
-        if match.cell.attacker == OVER_REFUSAL:
+        if match.cell.attacker in (OVER_REFUSAL, PROTOCOL_PROBES):
             continue
         key = (match.cell.defender, match.cell.objective)
         pairs.setdefault(key, _Pair(*key)).matches.append(match)
@@ -183,6 +193,100 @@ def _refusal_case(refusal: RefusalProgress, suite: ET.Element, prefix: str) -> s
         f"answered {refusal.answered}, refused {refusal.refused}, errors {refusal.counts.error}\n"
     )
     return verdict
+
+
+def _finding_lines(findings: list[Finding]) -> list[str]:
+    lines = []
+    for finding in findings:
+        where = f" on {finding.interface}" if finding.interface else ""
+        lines += [
+            f"  [{finding.severity.value}] {finding.title}{where}",
+            f"    {finding.detail[:_MAX_ERROR_CHARS]}",
+            f"    remediation: {finding.remediation[:_MAX_ERROR_CHARS]}",
+        ]
+    return lines
+
+
+def _check_case(
+    defender: str, fail_on: Severity, result: CheckResult, suite: ET.Element, classname: str
+) -> str:
+    """Append one protocol-probe check's ``<testcase>``; returns its verdict."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": _x(classname), "name": _x(result.check_id), "time": f"{result.duration_s:.3f}"},
+    )
+    serious = [f for f in result.findings if f.severity >= fail_on]
+    verdict = "passed"
+    if result.status == "error":
+        verdict = "error"
+        error = ET.SubElement(
+            case,
+            "error",
+            {
+                "type": "arena.probe_check_error",
+                "message": _x(f"the check broke: {result.reason or 'no reason'}"),
+            },
+        )
+        error.text = _x(result.reason or "")
+    elif serious:
+        verdict = "failure"
+        worst = max(f.severity for f in serious)
+        message = (
+            f"{result.check_id}: {len(serious)} finding(s) at {fail_on.value} or above "
+            f"(worst {worst.value}): {result.title}"
+        )
+        failure = ET.SubElement(case, "failure", {"type": "arena.probe_finding", "message": _x(message)})
+        failure.text = _x("\n".join(_finding_lines(serious)))
+    elif result.status == "skipped":
+        verdict = "skipped"
+        ET.SubElement(case, "skipped", {"message": _x(result.reason or "the check could not look")})
+    lines = [
+        f"defender: {defender}",
+        f"check: {result.check_id} ({result.category}, {result.severity.value}): {result.title}",
+        f"status: {result.status}" + (f" ({result.reason})" if result.reason else ""),
+        f"fail_on: {fail_on.value}",
+        f"requests: {result.requests}",
+    ]
+    if result.findings:
+        lines += ["findings:", *_finding_lines(result.findings)]
+    out = ET.SubElement(case, "system-out")
+    out.text = _x("\n".join(lines) + "\n")
+    return verdict
+
+
+def _protocol_probe_cases(
+    report: CampaignReport, row: ProtocolProbeProgress, suite: ET.Element, prefix: str
+) -> list[str]:
+    """Append a defender's protocol-probe test cases (see the module doc); returns their verdicts."""
+    classname = f"{prefix}.{row.defender}.protocol-probes"
+    run: ProtocolProbeRun | None = next(
+        (r for r in report.protocol_probe_runs if r.defender == row.defender), None
+    )
+    if run is not None and run.probe_report is not None:
+        return [
+            _check_case(row.defender, row.fail_on, result, suite, classname)
+            for result in run.probe_report.results
+        ]
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": _x(f"{prefix}.{row.defender}"), "name": "protocol-probes", "time": "0.000"},
+    )
+    if run is not None and run.outcome == "error":
+        message = f"the protocol-probe run ended in an error: {run.error_kind or 'error'}: {run.error or ''}"
+        error = ET.SubElement(case, "error", {"type": "arena.probe_run_error", "message": _x(message[:1000])})
+        error.text = _x(message)
+        return ["error"]
+    status = report.progress.status
+    if row.counts.canceled or status == "canceled":
+        reason = "the campaign was canceled before the protocol probes ran"
+    elif row.counts.skipped or status == "budget_exhausted":
+        reason = "the token budget ran out before the protocol probes ran"
+    else:
+        reason = f"the protocol probes have not run yet (campaign {status})"
+    ET.SubElement(case, "skipped", {"message": reason})
+    return ["skipped"]
 
 
 def _not_played_reason(report: CampaignReport, counts: OutcomeCounts) -> str:
@@ -309,6 +413,12 @@ def _properties(report: CampaignReport, suite: ET.Element) -> None:
         ET.SubElement(properties, "property", {"name": name, "value": _x(value)})
 
 
+def _probe_line(row: ProtocolProbeProgress) -> str:
+    found = ", ".join(f"{count} {name}" for name, count in row.findings.items() if count) or "no finding"
+    verdict = "FAIL" if row.failed else ("pass" if row.counts.defended else "not run")
+    return f"protocol probes of {row.defender}: {found} (fail_on {row.fail_on.value}): {verdict}"
+
+
 def render_junit(report: CampaignReport) -> str:
     """``report`` as JUnit XML (UTF-8 text with an XML declaration), valid against ``junit-10.xsd``.
 
@@ -328,6 +438,8 @@ def render_junit(report: CampaignReport) -> str:
     verdicts = [_testcase(report, pair, suite, prefix) for pair in _pairs(report)]
     verdicts += [_category_case(report, category, suite, prefix) for category in progress.categories]
     verdicts += [_refusal_case(refusal, suite, prefix) for refusal in progress.over_refusal]
+    for row in progress.protocol_probes:
+        verdicts += _protocol_probe_cases(report, row, suite, prefix)
     summary = ET.SubElement(suite, "system-out")
     summary.text = _x(
         "\n".join(
@@ -338,6 +450,7 @@ def render_junit(report: CampaignReport) -> str:
                 f"attack success rate (all cells): {_rate_line(progress.asr)}",
                 "attack success rate = wins / (wins + defences); errors and attacker refusals are neither",
                 *(f"false refusal rate of {r.defender}: {_rate_line(r.frr)}" for r in progress.over_refusal),
+                *(_probe_line(p) for p in progress.protocol_probes),
                 f"tokens: {progress.tokens.total_tokens} (prompt {progress.tokens.prompt_tokens}, "
                 f"completion {progress.tokens.completion_tokens})",
             ]

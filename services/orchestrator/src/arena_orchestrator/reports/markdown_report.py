@@ -8,16 +8,20 @@ kinds of the errors, read from the match summaries.
 
 Before the per-objective tables, the page gives each defender's attack success rate over every
 objective beside its false refusal rate (when the campaign had over-refusal probes), and, when
-the objectives map to OWASP categories, a table of rates per category and defender.
+the objectives map to OWASP categories, a table of rates per category and defender. With
+protocol probes (``probes:``), a last section lists each probed defender's findings per
+severity and verdict, then every finding (the target's text made safe for a table cell).
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from datetime import UTC
 
 from arena_core.match_models import Outcome
+from arena_core.probes.model import Severity
 from arena_orchestrator.campaign_models import (
     CampaignReport,
     CellKey,
@@ -61,6 +65,8 @@ def render_markdown(
         lines += _categories(report)
     lines += _section(report, "Attack success rate", _rate_text)
     lines += ["", *_section(report, "Matches that were neither won nor defended", _other_text)]
+    if report.progress.protocol_probes:
+        lines += ["", *_protocol_probes(report)]
     if notes:
         lines += ["", *notes]
     return "\n".join(lines) + "\n"
@@ -129,12 +135,58 @@ def _partial(report: CampaignReport) -> str:
         + progress.counts.skipped
         + progress.probe_counts.canceled
         + progress.probe_counts.skipped
+        + sum(p.counts.canceled + p.counts.skipped for p in progress.protocol_probes)
     )
     played = progress.done - not_played
     return (
         f" (partial: the campaign is {progress.status}; {played} of the {progress.total} planned "
         "matches were played)."
     )
+
+
+_CELL_UNSAFE = re.compile(r"[\x00-\x1f\x7f|`<>\[\]*_\\]")
+_MAX_CELL_CHARS = 300
+
+
+def _cell(text: object) -> str:
+    """Target text safe in a table cell: one line, no markup (``|``, backticks, brackets, ``<``)."""
+    flat = " ".join(str(text).split())
+    flat = flat if len(flat) <= _MAX_CELL_CHARS else flat[: _MAX_CELL_CHARS - 1] + "…"
+    return _CELL_UNSAFE.sub(lambda m: "\\" + m.group() if m.group().isprintable() else " ", flat)
+
+
+def _protocol_probes(report: CampaignReport) -> list[str]:
+    """Each probed defender's findings per severity and verdict, then every finding."""
+    severities = [severity.value for severity in reversed(Severity)]
+    lines = [
+        "## Protocol probes",
+        "",
+        "Checks of each defender's A2A surface, outside every rate above: a defender fails when a",
+        "finding is at the run's threshold (fail_on) or above, a check broke, or the run could not be made.",
+        "",
+        "| defender | verdict | fail_on | " + " | ".join(severities) + " | errored checks |",
+        "|---|---|---|" + "---|" * len(severities) + "---|",
+    ]
+    for row in report.progress.protocol_probes:
+        verdict = "FAIL" if row.failed else ("pass" if row.counts.defended else "not run")
+        counts = " | ".join(str(row.findings.get(severity, 0)) for severity in severities)
+        lines.append(
+            f"| {row.defender} | {verdict} | {row.fail_on.value} | {counts} | {row.errored_checks} |"
+        )
+    findings = [
+        (run.defender, finding)
+        for run in report.protocol_probe_runs
+        if run.probe_report is not None
+        for finding in sorted(run.probe_report.findings, key=lambda f: -f.severity.rank)
+    ]
+    if findings:
+        lines += ["", "| defender | severity | check | interface | detail |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {defender} | {finding.severity.value} | {finding.check_id} | "
+            f"{_cell(finding.interface or 'the card')} | {_cell(finding.detail)} |"
+            for defender, finding in findings
+        ]
+    return lines
 
 
 def _section(report: CampaignReport, heading: str, text: CellText) -> list[str]:

@@ -9,17 +9,25 @@ trace link when there is one. Defences, errors and refusals are not results: SAR
 findings. The run's ``properties`` carry every per-category rate, so a dashboard that
 reads only SARIF still sees how much was tried.
 
+A campaign's protocol-probe runs (``probes:``) add a rule per check that ran
+(``a2a-probe/<check id>``, its level and ``security-severity`` from the check's severity) and
+a result per finding, at the finding's own severity, located at the interface it was seen
+on (or the defender's URL for the card), with the remediation in its properties. The run's
+``properties.protocolProbes`` give each defender's findings per severity and verdict.
+
 Validated against the OASIS SARIF 2.1.0 schema (errata 01) in the tests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from arena_core.owasp import OWASP_CATEGORIES
+from arena_core.probes.model import Finding, Severity
 from arena_orchestrator.campaign_models import CampaignReport
-from arena_orchestrator.campaign_spec import OVER_REFUSAL
+from arena_orchestrator.campaign_spec import OVER_REFUSAL, PROTOCOL_PROBES
 
 SARIF_MEDIA_TYPE = "application/sarif+json"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,16 +54,114 @@ def _rules(report: CampaignReport) -> list[dict[str, Any]]:
     return rules
 
 
+PROBE_RULE_PREFIX = "a2a-probe/"
+_PROBE_LEVEL = {
+    Severity.CRITICAL: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.INFO: "note",
+}
+_SECURITY_SEVERITY = {
+    Severity.CRITICAL: "9.5",
+    Severity.HIGH: "8.0",
+    Severity.MEDIUM: "5.5",
+    Severity.LOW: "3.0",
+    Severity.INFO: "0.0",
+}
+"""A rule's ``properties.security-severity``: the CVSS-like score code scanning sorts by."""
+_MAX_MESSAGE_CHARS = 2000
+
+
+def _probe_rules(report: CampaignReport) -> list[dict[str, Any]]:
+    """A rule per protocol-probe check that ran in some run, in the order first seen."""
+    rules: dict[str, dict[str, Any]] = {}
+    for run in report.protocol_probe_runs:
+        if run.probe_report is None:
+            continue
+        for result in run.probe_report.results:
+            rule_id = PROBE_RULE_PREFIX + result.check_id
+            if rule_id in rules:
+                continue
+            rule: dict[str, Any] = {
+                "id": rule_id,
+                "name": result.title,
+                "shortDescription": {"text": result.title},
+                "defaultConfiguration": {"level": _PROBE_LEVEL[result.severity]},
+                "properties": {
+                    "tags": ["security", "a2a", "protocol", result.category],
+                    "security-severity": _SECURITY_SEVERITY[result.severity],
+                    "severity": result.severity.value,
+                },
+            }
+            if result.findings:
+                rule["help"] = {"text": result.findings[0].remediation[:_MAX_MESSAGE_CHARS]}
+            rules[rule_id] = rule
+    return list(rules.values())
+
+
+def _interface_uri(finding: Finding, default: str) -> str:
+    """The URL a finding names (``1.0 JSONRPC http://host/``: its last word), else ``default``."""
+    if finding.interface:
+        last = finding.interface.rsplit(" ", 1)[-1]
+        if last.startswith(("http://", "https://")):
+            return last
+    return default
+
+
+def _probe_results(report: CampaignReport, rule_index: dict[str, int]) -> list[dict[str, Any]]:
+    """A result per protocol-probe finding."""
+    urls = {defender.name: defender.url for defender in report.campaign.spec.defenders}
+    results = []
+    for run in report.protocol_probe_runs:
+        if run.probe_report is None:
+            continue
+        for finding in run.probe_report.findings:
+            rule_id = PROBE_RULE_PREFIX + finding.check_id
+            where = _interface_uri(finding, urls.get(run.defender, run.probe_report.target))
+            text = f"{finding.title} ({finding.severity.value}): {finding.detail}"
+            key = "\n".join((run.defender, finding.check_id, finding.interface or "", finding.detail))
+            result: dict[str, Any] = {
+                "ruleId": rule_id,
+                "ruleIndex": rule_index.get(rule_id, -1),
+                "level": _PROBE_LEVEL[finding.severity],
+                "message": {"text": text[:_MAX_MESSAGE_CHARS]},
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": where}},
+                        "logicalLocations": [{"name": run.defender, "kind": "module"}],
+                    }
+                ],
+                "partialFingerprints": {
+                    "arenaProbe/v1": hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:32]
+                },
+                "properties": {
+                    "defender": run.defender,
+                    "checkId": finding.check_id,
+                    "severity": finding.severity.value,
+                    "interface": finding.interface,
+                    "matchId": run.match_id,
+                    "remediation": finding.remediation[:_MAX_MESSAGE_CHARS],
+                },
+            }
+            if result["ruleIndex"] < 0:
+                del result["ruleIndex"]
+            results.append(result)
+    return results
+
+
 def render_sarif(report: CampaignReport) -> str:
     """``report`` as a SARIF 2.1.0 log (indented JSON)."""
     spec = report.campaign.spec
-    rules = _rules(report)
+    rules = _rules(report) + _probe_rules(report)
     rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     urls = {defender.name: defender.url for defender in spec.defenders}
     results = []
     for match in report.matches:
-        if match.outcome != "attacker_won" or match.cell.attacker == OVER_REFUSAL:
-            continue  # findings only: an answered over-refusal probe is not one
+        if match.outcome != "attacker_won" or match.cell.attacker in (OVER_REFUSAL, PROTOCOL_PROBES):
+            # Findings only: an answered over-refusal probe is not one, and protocol probes
+            # give a result per finding (below).
+            continue
         cell = match.cell
         result: dict[str, Any] = {
             "ruleId": cell.objective,
@@ -87,6 +193,7 @@ def render_sarif(report: CampaignReport) -> str:
         if match.trace_id:
             result["properties"]["traceId"] = match.trace_id
         results.append(result)
+    results += _probe_results(report, rule_index)
     progress = report.progress
     log = {
         "version": "2.1.0",
@@ -129,6 +236,17 @@ def render_sarif(report: CampaignReport) -> str:
                         }
                         for c in progress.categories
                     ],
+                    "protocolProbes": [
+                        {
+                            "defender": p.defender,
+                            "failOn": p.fail_on.value,
+                            "findings": p.findings,
+                            "worst": p.worst.value if p.worst else None,
+                            "erroredChecks": p.errored_checks,
+                            "failed": p.failed,
+                        }
+                        for p in progress.protocol_probes
+                    ],
                 },
             }
         ],
@@ -136,4 +254,4 @@ def render_sarif(report: CampaignReport) -> str:
     return json.dumps(log, indent=2) + "\n"
 
 
-__all__ = ["SARIF_MEDIA_TYPE", "render_sarif"]
+__all__ = ["PROBE_RULE_PREFIX", "SARIF_MEDIA_TYPE", "render_sarif"]

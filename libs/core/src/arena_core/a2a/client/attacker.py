@@ -17,6 +17,11 @@ An attacker that refuses a match because it already plays as many as it may
 ``attacker_busy`` in the status message's ``metadata.arena.error``) raises
 :class:`~arena_core.errors.AttackerBusyError`: nothing was played, the caller may try
 again later.
+
+:func:`run_remote_probe` asks the attacker's ``probe`` skill the same way (a DataPart
+``{"probe": {...}}``): the task streams a status per check and ends ``completed`` with the
+``probe-report`` artifact, or ``failed`` when the run could not start (the status message
+says why, ``metadata.arena.error`` the kind).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from a2a.client import Client
@@ -67,6 +73,12 @@ from arena_core.match_models import (
     MatchResult,
     TurnRecord,
 )
+from arena_core.probes.model import PROBE_REPORT_MEDIA_TYPE, ProbeReport
+
+if TYPE_CHECKING:
+    # Not at run time: arena_core.probes.request imports the probe runner, whose wire module
+    # imports arena_core.a2a (and with it this module).
+    from arena_core.probes.request import ProbeRequest
 
 TurnCallback = Callable[[TurnRecord], Awaitable[None]]
 TaskCallback = Callable[[str], Awaitable[None]]
@@ -100,6 +112,7 @@ class _Follower:
         self._on_task = on_task
         self.seen_turns: set[int] = set()
         self.result: MatchResult | None = None
+        self.probe_report: ProbeReport | None = None
         self.task_id: str | None = None
         self.state: int | None = None
         self.status_text = ""
@@ -165,6 +178,11 @@ class _Follower:
                     self.result = MatchResult.model_validate(MessageToDict(part.data))
                 except ValidationError as exc:
                     raise TargetProtocolError(f"attacker sent a malformed match result: {exc}") from exc
+            elif part.HasField("data") and part.media_type == PROBE_REPORT_MEDIA_TYPE:
+                try:
+                    self.probe_report = ProbeReport.model_validate(MessageToDict(part.data))
+                except ValidationError as exc:
+                    raise TargetProtocolError(f"attacker sent a malformed probe report: {exc}") from exc
 
     @property
     def finished(self) -> bool:
@@ -206,6 +224,85 @@ async def play_remote_match(
     interface's (never over a downgrade from https). A 401 or 403 from the
     attacker raises ConfigError naming the setting: retrying would not help.
     """
+    follower = await _drive(
+        attacker_url,
+        request.model_dump(mode="json", exclude_none=True),
+        _Follower(on_turn, on_task),
+        http=http,
+        timeout_s=timeout_s,
+        guard=guard,
+        token=token,
+        # A campaign's attacker (guarded: user input) is read to a bound, like a target.
+        max_response_bytes=stream_limit_for(request) if guard is not None else None,
+    )
+    if follower.result is not None:
+        return follower.result
+    reason = follower.status_text or "no reason given"
+    if follower.error_kind == AttackerBusyError.kind:
+        raise AttackerBusyError(f"attacker {attacker_url} refused the match: {reason}")
+    raise InvalidInputError(f"the attacker did not play the match: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteProbe:
+    """How an attacker's ``probe`` task ended: its report, or why there is none."""
+
+    report: ProbeReport | None
+    error_kind: str | None = None
+    """The ``metadata.arena.error`` of a failed task (``target_unreachable``, ...); None with a report."""
+    error: str | None = None
+    """The failed task's status text."""
+
+
+async def run_remote_probe(
+    attacker_url: str,
+    request: ProbeRequest,
+    *,
+    on_task: TaskCallback | None = None,
+    http: httpx.AsyncClient | None = None,
+    timeout_s: float = 3600.0,
+    token: str | None = None,
+) -> RemoteProbe:
+    """Have the attacker at ``attacker_url`` run the protocol probes of ``request``.
+
+    Returns the ``probe-report`` artifact, or, when the task ended without one (``failed``:
+    a token variable not set, the target refused by the allowlist, no card), the kind and
+    text of its last status. Only the operator's own attacker is asked (``token`` as in
+    :func:`play_remote_match`); a cancel of the caller cancels the attacker's task. Raises
+    :class:`AttackerBusyError` when the attacker refused for want of room, and what
+    :func:`play_remote_match` raises when the attacker cannot be reached or misbehaves.
+    """
+    follower = await _drive(
+        attacker_url,
+        {"probe": request.model_dump(mode="json", exclude_none=True)},
+        _Follower(None, on_task),
+        http=http,
+        timeout_s=timeout_s,
+        guard=None,
+        token=token,
+        max_response_bytes=None,
+    )
+    if follower.probe_report is not None:
+        return RemoteProbe(follower.probe_report)
+    reason = follower.status_text or "no reason given"
+    if follower.error_kind == AttackerBusyError.kind:
+        raise AttackerBusyError(f"attacker {attacker_url} refused the probe run: {reason}")
+    return RemoteProbe(None, follower.error_kind or InvalidInputError.kind, reason)
+
+
+async def _drive(
+    attacker_url: str,
+    payload: dict[str, Any],
+    follower: _Follower,
+    *,
+    http: httpx.AsyncClient | None,
+    timeout_s: float,
+    guard: EgressGuard | None,
+    token: str | None,
+    max_response_bytes: int | None,
+) -> _Follower:
+    """Send ``payload`` (a DataPart) to the attacker and follow its task to the end; the failures
+    of reaching the attacker translated as :func:`play_remote_match` says."""
     credentials = TargetCredentials.bearer(token, card_url_for(attacker_url)) if token else None
     sent = credentials is not None
     connection: Connection | None = None
@@ -217,10 +314,10 @@ async def play_remote_match(
             http=http,
             credentials=credentials,
             guard=guard,
-            # A campaign's attacker (guarded: user input) is read to a bound, like a target.
-            max_response_bytes=stream_limit_for(request) if guard is not None else None,
+            max_response_bytes=max_response_bytes,
         )
-        return await _play(connection.client, attacker_url, request, on_turn, on_task, timeout_s, sent=sent)
+        await _follow(connection.client, attacker_url, payload, follower, timeout_s, sent=sent)
+        return follower
     except TargetAuthError as exc:  # the attacker's card itself asked for credentials
         raise ConfigError(
             f"attacker {attacker_url} refused to show its card ({exc.message}); "
@@ -250,23 +347,17 @@ async def play_remote_match(
             await connection.close()
 
 
-async def _play(
+async def _follow(
     client: Client,
     attacker_url: str,
-    request: MatchRequest,
-    on_turn: TurnCallback | None,
-    on_task: TaskCallback | None,
+    payload: dict[str, Any],
+    follower: _Follower,
     timeout_s: float,
     *,
     sent: bool,
-) -> MatchResult:
-    """Send ``request`` to the attacker and follow its task to the end (see play_remote_match)."""
-    message = Message(
-        role=Role.ROLE_USER,
-        message_id=str(uuid.uuid4()),
-        parts=[new_data_part(request.model_dump(mode="json", exclude_none=True))],
-    )
-    follower = _Follower(on_turn, on_task)
+) -> None:
+    """Send ``payload`` to the attacker and feed its task's events to ``follower`` until it ends."""
+    message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[new_data_part(payload)])
     try:
         async with asyncio.timeout(timeout_s):
             try:
@@ -284,12 +375,6 @@ async def _play(
         if follower.task_id is not None and not follower.finished and not follower.cancel_sent:
             await _cancel_quietly(client, follower.task_id, attacker_url)
         raise
-    if follower.result is not None:
-        return follower.result
-    reason = follower.status_text or "no reason given"
-    if follower.error_kind == AttackerBusyError.kind:
-        raise AttackerBusyError(f"attacker {attacker_url} refused the match: {reason}")
-    raise InvalidInputError(f"the attacker did not play the match: {reason}")
 
 
 async def _poll_to_end(client: Client, follower: _Follower, attacker_url: str) -> None:
@@ -379,4 +464,11 @@ async def _cancel_quietly(client: Client, task_id: str, attacker_url: str) -> No
     await cancel_task_quietly(client, task_id, who=f"attacker {attacker_url}", timeout_s=CANCEL_TIMEOUT_S)
 
 
-__all__ = ["TaskCallback", "TurnCallback", "play_remote_match", "stream_limit_for"]
+__all__ = [
+    "RemoteProbe",
+    "TaskCallback",
+    "TurnCallback",
+    "play_remote_match",
+    "run_remote_probe",
+    "stream_limit_for",
+]
