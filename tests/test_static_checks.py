@@ -36,3 +36,17 @@ def test_ruff_lint_passes() -> None:
 def test_ruff_format_is_clean() -> None:
     done = _run("ruff", "format", "--check", ".")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_test_module_names_are_unique_outside_packages() -> None:
+    """pytest's default import mode imports a test module by its basename when its folder is not
+    a package, so two such modules with one name stop the whole collection."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen[path.name] = path
+    assert not clashes, "test modules sharing a name: " + "; ".join(clashes)
