@@ -26,6 +26,7 @@ from arena_model.app import create_app
 from arena_model.scripted_engine import ScriptedEngine, ScriptedRule
 from support.asgi import HostRouter, client_for
 from support.deploy_tools import ToolsUnavailableError, deploy_tools_bin
+from support.redis_cluster import CLUSTER_SKIP_REASON, RedisClusterNodes, start_cluster
 from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
 
 
@@ -93,6 +94,17 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterNodes]:
+    """One Redis Cluster (three masters, three replicas) for the session; tests isolate
+    themselves by namespace. Tests that fail a node over start a cluster of their own."""
+    cluster = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    if cluster is None:
+        pytest.skip(CLUSTER_SKIP_REASON)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture

@@ -1147,6 +1147,25 @@ def test_an_external_redis_allows_several_replicas(tools_bin: Path, args: list[s
         assert (client, ANY, 6379) in egress_flows(docs), client
 
 
+def test_an_external_redis_cluster_opens_every_node_port(tools_bin: Path) -> None:
+    docs = render(
+        tools_bin,
+        "--set",
+        "redis.enabled=false",
+        "--set",
+        "config.ARENA_REDIS_URL=redis+cluster://ext-0:7000\\,ext-1:7001",
+        "--set",
+        "networkPolicy.egress.externalRedis.port=7000",
+        "--set",
+        "networkPolicy.egress.externalRedis.extraPorts={7001,7002}",
+    )
+    flows = egress_flows(docs)
+    for client in REDIS_CLIENTS:
+        for port in (7000, 7001, 7002):
+            assert (client, ANY, port) in flows, (client, port)
+    assert not [flow for flow in flows if flow[2] == 6379]
+
+
 def test_notes_warn_when_there_is_no_redis(tools_bin: Path) -> None:
     single = [
         "--set",

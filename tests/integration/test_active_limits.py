@@ -196,11 +196,11 @@ async def test_a_stale_entry_in_the_redis_count_does_not_hold_a_place(
 async def _stale_entry_does_not_hold_a_place(backend: Backend) -> None:
     service = limited_service(backend, 1)
     # A campaign whose keys were deleted by hand, or made final by a version without the set.
-    await backend.redis.sadd(f"{backend.keys.base}orch:active", "c-00000000000000ff")
+    await backend.redis.sadd(backend.keys.active_campaigns, "c-00000000000000ff")
     assert await backend.store.active_count() == 1
     progress = await service.submit(make_spec())
     assert await backend.store.active_count() == 1
-    assert await backend.redis.smembers(f"{backend.keys.base}orch:active") == {progress.id.encode()}
+    assert await backend.redis.smembers(backend.keys.active_campaigns) == {progress.id.encode()}
     with pytest.raises(TooManyCampaignsError):
         await service.submit(make_spec())
 

@@ -26,7 +26,7 @@ from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchResult, Outcome
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_core.stats import wilson_interval
-from arena_orchestrator import redis_match_queue
+from arena_orchestrator import legacy_layout, redis_match_queue
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -61,7 +61,7 @@ CELL_KEYS_WITH_TTL = ("results", "summaries", "order", "counts", "errors", "atte
 # --- backends -------------------------------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def backend(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[Backend]:
     async with open_backend(request, redis_namespace, campaign_ttl_s=CAMPAIGN_TTL_S) as found:
         yield found
@@ -541,7 +541,7 @@ async def test_a_late_duplicate_attempt_does_not_stay_running(backend: Backend) 
     assert state is not None
     assert (state.status, state.done) == ("completed", 2)
     assert state.running == 0, "a match that has its record is still counted as running"
-    if backend.kind == "redis":
+    if backend.kind != "memory":
         running_key = backend.keys.campaign_part(campaign.id, "running")
         assert await backend.redis.ttl(running_key) != -1, "the running hash outlives the campaign"
 
@@ -1047,3 +1047,46 @@ async def test_the_memory_store_keeps_at_most_max_finished_campaigns() -> None:
     assert set(ids) == {unfinished.id} | {c.id for c in finished[5:]}, "not the oldest finished dropped"
     assert await store.get(finished[0].id) is None and await store.state(finished[4].id) is None
     assert await store.unfinished_ids() == [unfinished.id]
+
+
+# --- upgrade from the key layout before hash tags (ADR 0022) ----------------------------------------
+
+
+async def test_a_campaign_stored_under_the_layout_before_hash_tags_is_adopted(redis_backend: Backend) -> None:
+    """A Redis upgraded in place keeps its campaigns, results and queued matches."""
+    backend = redis_backend
+    campaign = await created(backend, make_spec(repetitions=1))
+    record = played(campaign, 0)
+    assert await backend.store.record(record, max_tokens=None)
+    await backend.queue.enqueue([QueuedMatch(campaign.id, 1), QueuedMatch(campaign.id, 2)])
+    # Move every key to its name before ADR 0022, as an older arena wrote them.
+    redis, keys = backend.redis, backend.keys
+    old = f"{keys.base}orch:"
+    names = {
+        keys.campaign(campaign.id): f"{old}campaign:{campaign.id}",
+        keys.campaigns: f"{old}campaigns",
+        keys.unfinished_campaigns: f"{old}unfinished",
+        keys.active_campaigns: f"{old}active",
+        keys.match_queue: f"{old}queue",
+    }
+    for part in legacy_layout.MOVED_PARTS:
+        names[keys.campaign_part(campaign.id, part)] = f"{old}campaign:{campaign.id}:{part}"
+    for current, before in names.items():
+        if await redis.exists(current):
+            await redis.rename(current, before)
+    assert await backend.other_store.get(campaign.id) is None
+
+    # A replica of this version adopts them on its first maintenance pass.
+    assert await backend.other_store.unfinished_ids() == [campaign.id]
+    assert await backend.other_store.get(campaign.id) == campaign
+    assert await backend.other_store.get_record(campaign.id, record.summary.match_id) == record
+    state = await backend.other_store.state(campaign.id)
+    assert state is not None and (state.status, state.done) == ("running", 1)
+    assert [(d.match.campaign_id, d.match.index) for d in await drain(backend.other_queue, "w")] == [
+        (campaign.id, 1),
+        (campaign.id, 2),
+    ]
+    assert await backend.store.active_count() == 1
+    assert not await redis.exists(*names.values())
+    assert backend.clients is not None
+    assert await legacy_layout.adopt_legacy_layout(backend.clients) == 0

@@ -50,6 +50,7 @@ from arena_core.redis_state import (
 )
 from arena_core.shop_store import InMemoryShopStore, ShopStore
 from arena_core.support_desk import Email, fresh_state
+from support.redis_cluster import RedisClusterNodes
 from support.redis_server import RedisServer
 
 pytestmark = pytest.mark.asyncio
@@ -82,16 +83,24 @@ class State:
     kind: str
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+def _redis_url(request: pytest.FixtureRequest) -> str:
+    """The URL of the session's redis-server (``redis``) or Redis Cluster (``cluster``)."""
+    server: RedisServer | RedisClusterNodes = request.getfixturevalue(
+        "redis_server" if request.param == "redis" else "redis_cluster"
+    )
+    return server.url
+
+
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def state(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[State]:
     if request.param == "memory":
         store = InMemoryVersionedTaskStore()
         yield State(store, store, InMemoryTaskEventStream(store), "memory")
         return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    config = RedisConfig(url=server.url, namespace=redis_namespace, block_ms=200)
+    config = RedisConfig(url=_redis_url(request), namespace=redis_namespace, block_ms=200)
     first, second = RedisClients.connect(config), RedisClients.connect(config)
-    yield State(RedisTaskStore(first), RedisTaskStore(second), RedisTaskEventStream(first), "redis")
+    assert first.cluster == (request.param == "cluster")
+    yield State(RedisTaskStore(first), RedisTaskStore(second), RedisTaskEventStream(first), request.param)
     await first.close()
     await second.close()
 
@@ -314,14 +323,13 @@ async def test_event_stream_of_an_unknown_task_ends(state: State) -> None:
 # --- Task history bound ---------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def bounded(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[VersionedTaskStore]:
     """A task store keeping 4 messages of each task's history."""
     if request.param == "memory":
         yield InMemoryVersionedTaskStore(history_max_messages=4)
         return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    clients = RedisClients.connect(RedisConfig(url=server.url, namespace=redis_namespace))
+    clients = RedisClients.connect(RedisConfig(url=_redis_url(request), namespace=redis_namespace))
     yield RedisTaskStore(clients, history_max_messages=4)
     await clients.close()
 
@@ -354,15 +362,14 @@ async def test_both_stores_keep_the_newest_messages_of_a_task(bounded: Versioned
 # --- Conversation history -------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def conversations(
     request: pytest.FixtureRequest, redis_namespace: str
 ) -> AsyncIterator[ConversationStore]:
     if request.param == "memory":
         yield InMemoryConversationStore(max_messages=4, max_bytes=200)
         return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    clients = RedisClients.connect(RedisConfig(url=server.url, namespace=redis_namespace))
+    clients = RedisClients.connect(RedisConfig(url=_redis_url(request), namespace=redis_namespace))
     yield RedisConversationStore(clients, max_messages=4, max_bytes=200)
     await clients.close()
 
@@ -430,13 +437,12 @@ async def test_memory_retention_by_age_and_count() -> None:
 # --- The support desk's back office per conversation ---------------------------------------
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def shops(request: pytest.FixtureRequest, redis_namespace: str) -> AsyncIterator[ShopStore]:
     if request.param == "memory":
         yield InMemoryShopStore()
         return
-    server: RedisServer = request.getfixturevalue("redis_server")
-    clients = RedisClients.connect(RedisConfig(url=server.url, namespace=redis_namespace))
+    clients = RedisClients.connect(RedisConfig(url=_redis_url(request), namespace=redis_namespace))
     yield RedisShopStore(clients)
     await clients.close()
 

@@ -1,9 +1,9 @@
 """The orchestrator's state for tests: in memory, or in a real Redis with a second replica.
 
-:func:`open_backend` gives what a fixture parametrised with ``["memory", "redis"]`` asks for;
-the Redis backend has a second "replica" (its own connection pools over the same namespace)
-so races go through different connections. The memory backend's replica is the same store
-and queue.
+:func:`open_backend` gives what a fixture parametrised with ``["memory", "redis"]`` (or
+``"cluster"`` too, a Redis Cluster) asks for; a Redis backend has a second "replica" (its own
+connection pools over the same namespace) so races go through different connections. The
+memory backend's replica is the same store and queue.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-from redis.asyncio import Redis
 
 from arena_core.redis_state import RedisClients, RedisConfig, RedisKeys
+from arena_core.redis_state.connection import RedisClient
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_store import CampaignStore
 from arena_orchestrator.match_queue import MatchQueue, MemoryMatchQueue
 from arena_orchestrator.memory_campaign_store import MemoryCampaignStore
 from arena_orchestrator.redis_campaign_store import RedisCampaignStore
 from arena_orchestrator.redis_match_queue import RedisMatchQueue
+from support.redis_cluster import RedisClusterNodes
 from support.redis_server import RedisServer
 
 DEFAULT_MAX_MATCHES = 10_000
@@ -45,7 +46,7 @@ class Backend:
     clients: RedisClients | None = None
 
     @property
-    def redis(self) -> Redis:
+    def redis(self) -> RedisClient:
         assert self.clients is not None, "a Redis-only helper used on the memory backend"
         return self.clients.commands
 
@@ -67,14 +68,15 @@ def memory_backend() -> Backend:
 
 @contextlib.asynccontextmanager
 async def open_redis_backend(
-    server: RedisServer, namespace: str, *, campaign_ttl_s: float
+    server: RedisServer | RedisClusterNodes, namespace: str, *, campaign_ttl_s: float
 ) -> AsyncIterator[Backend]:
-    """Both replicas in ``namespace`` of ``server``; their connections are closed on exit."""
+    """Both replicas in ``namespace`` of ``server`` (a redis-server or a cluster); their
+    connections are closed on exit."""
     config = RedisConfig(url=server.url, namespace=namespace, block_ms=1000)
     first, second = RedisClients.connect(config), RedisClients.connect(config)
     try:
         yield Backend(
-            "redis",
+            "cluster" if first.cluster else "redis",
             RedisCampaignStore(first, campaign_ttl_s=campaign_ttl_s),
             RedisMatchQueue(first),
             RedisCampaignStore(second, campaign_ttl_s=campaign_ttl_s),
@@ -90,11 +92,14 @@ async def open_redis_backend(
 async def open_backend(
     request: pytest.FixtureRequest, namespace: str, *, campaign_ttl_s: float
 ) -> AsyncIterator[Backend]:
-    """The backend ``request.param`` names: ``memory``, or ``redis`` (on the ``redis_server`` fixture)."""
+    """The backend ``request.param`` names: ``memory``, ``redis`` (on the ``redis_server``
+    fixture) or ``cluster`` (on the ``redis_cluster`` fixture)."""
     if request.param == "memory":
         yield memory_backend()
         return
-    server: RedisServer = request.getfixturevalue("redis_server")
+    server: RedisServer | RedisClusterNodes = request.getfixturevalue(
+        "redis_cluster" if request.param == "cluster" else "redis_server"
+    )
     async with open_redis_backend(server, namespace, campaign_ttl_s=campaign_ttl_s) as backend:
         yield backend
 

@@ -34,9 +34,11 @@ from typing import Any
 import httpx
 import redis
 import yaml
+from redis.cluster import ClusterNode
 
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port, shutdown_grace_for
 from arena_core.redis_state.keys import RedisKeys
+from arena_core.redis_url import cluster_nodes, is_cluster_url
 
 Progress = dict[str, Any]
 Around = Callable[[], contextlib.AbstractContextManager[object]]
@@ -193,7 +195,16 @@ class CampaignProbe:
     around: Around = field(default=contextlib.nullcontext)
     context: Callable[[], str] = field(default=_no_context)
 
-    def _redis(self) -> redis.Redis:
+    def _redis(self) -> redis.Redis | redis.RedisCluster:
+        if is_cluster_url(self.redis_url):
+            node_url, seeds = cluster_nodes(self.redis_url)
+            return redis.RedisCluster.from_url(
+                node_url,
+                startup_nodes=[ClusterNode(host, port) for host, port in seeds],
+                socket_timeout=5,
+                socket_connect_timeout=5,
+                decode_responses=True,
+            )
         return redis.Redis.from_url(
             self.redis_url, socket_timeout=5, socket_connect_timeout=5, decode_responses=True
         )

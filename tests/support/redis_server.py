@@ -47,6 +47,7 @@ class RedisServer:
     aof: bool = False
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    extra_args: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -67,6 +68,7 @@ class RedisServer:
             "no",
         ]
         args += ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else ["--appendonly", "no"]
+        args += self.extra_args
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)

@@ -229,8 +229,8 @@ def test_the_error_is_a_retryable_target_error() -> None:
 
 
 def test_redis_key_is_namespaced_and_escaped() -> None:
-    assert rate_limit_key(RedisKeys(), ORIGIN) == "arena:ratelimit:http%3A//defender%3A8081"
-    assert rate_limit_key(RedisKeys("ns"), "http://a:1") == "arena:ns:ratelimit:http%3A//a%3A1"
+    assert rate_limit_key(RedisKeys(), ORIGIN) == "arena:ratelimit:{http%3A//defender%3A8081}"
+    assert rate_limit_key(RedisKeys("ns"), "http://a:1") == "arena:ns:ratelimit:{http%3A//a%3A1}"
 
 
 # --- settings -------------------------------------------------------------------------------

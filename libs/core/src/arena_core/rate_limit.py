@@ -50,13 +50,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import httpx
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from arena_core.errors import TargetRateLimitedError
 from arena_core.origin import Origin
 
 if TYPE_CHECKING:
+    from arena_core.redis_state.connection import RedisClient
     from arena_core.redis_state.keys import RedisKeys
     from arena_core.settings import ArenaSettings
 
@@ -316,8 +316,8 @@ return {1, math.ceil(wait)}
 
 
 def rate_limit_key(keys: RedisKeys, origin: str) -> str:
-    """``arena:[ns:]ratelimit:{origin}``, the origin escaped like every other key part."""
-    return f"{keys.base}ratelimit:{origin.replace('%', '%25').replace(':', '%3A')}"
+    """``arena:[ns:]ratelimit:{<origin>}``, the origin escaped like every other key part."""
+    return keys.rate_limit(origin)
 
 
 class RedisRateLimiter(RateLimiter):
@@ -326,7 +326,7 @@ class RedisRateLimiter(RateLimiter):
     def __init__(
         self,
         limit: RateLimit,
-        redis: Redis,
+        redis: RedisClient,
         keys: RedisKeys,
         *,
         fallback: LocalRateLimiter | None = None,
@@ -415,14 +415,23 @@ def create_target_rate_limiter(settings: ArenaSettings) -> RateLimiter:
     if settings.redis_url is None or limit.unlimited:
         return LocalRateLimiter(limit)
     # The package pulls in a2a-sdk.
-    from arena_core.redis_state.connection import pooled_redis
+    from arena_core.redis_state.connection import cluster_redis, pooled_redis
     from arena_core.redis_state.keys import RedisKeys
+    from arena_core.redis_url import is_cluster_url
 
-    redis = pooled_redis(
-        settings.redis_url,
-        max_connections=settings.redis_max_connections,
-        timeout_s=settings.redis_timeout_s,
-        retry_on_timeout=False,
+    redis: RedisClient = (
+        cluster_redis(
+            settings.redis_url,
+            max_connections=settings.redis_max_connections,
+            timeout_s=settings.redis_timeout_s,
+        )
+        if is_cluster_url(settings.redis_url)
+        else pooled_redis(
+            settings.redis_url,
+            max_connections=settings.redis_max_connections,
+            timeout_s=settings.redis_timeout_s,
+            retry_on_timeout=False,
+        )
     )
     return RedisRateLimiter(limit, redis, RedisKeys(settings.redis_namespace), owns_redis=True)
 

@@ -22,6 +22,7 @@ from arena_core.egress_policy import EgressPolicy
 from arena_core.errors import ConfigError
 from arena_core.http_auth import ApiTokens
 from arena_core.origin import Origin
+from arena_core.redis_url import check_redis_url
 from arena_core.service_ports import MODEL_PORT
 
 EMBEDDED_MODEL_ID = "llamacpp:smollm2-135m-instruct"
@@ -242,6 +243,11 @@ class ArenaSettings(BaseSettings):
         if isinstance(value, str) and not value.strip():
             return None
         return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_form(cls, value: str | None) -> str | None:
+        return None if value is None else check_redis_url(value.strip())
 
     @field_validator("card_v03_compat", mode="before")
     @classmethod

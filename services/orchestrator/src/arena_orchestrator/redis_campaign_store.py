@@ -1,14 +1,22 @@
 """Campaigns and results in Redis, shared by every orchestrator replica.
 
 Keys are listed in :mod:`arena_core.redis_state.keys`. Lua
-scripts make the contract's atomic steps atomic: ``CREATE`` (count the active campaigns
-and store a new one only below the limit), ``RECORD`` (write a match record once with
+scripts make the contract's atomic steps atomic: ``ADMIT`` (count the active campaigns
+and admit a new one only below the limit), ``RECORD`` (write a match record once with
 HSETNX, count it, move the campaign's status) and ``ACQUIRE`` (take the
 campaign-wide and per-defender concurrency leases together or not at all).
-Active campaigns (status not final) are the members of the set ``arena:[ns:]orch:active``:
-added by ``CREATE``, removed (SREM, so at most once) by whichever script makes the status
-final (``RECORD``: completed or budget exhausted; ``CANCEL``), so the count stays right
-however many replicas submit, record and cancel at once.
+
+Every script touches one slot (ADR 0022): a campaign's own keys share its hash tag, the
+shared sets (``{orch}:campaigns``, ``:unfinished``, ``:active``) share another. Creating a
+campaign writes its hash first with a short expiry, then ``ADMIT`` adds it to the shared
+sets (or refuses at the limit, and the hash is deleted), then the expiry is removed: a
+crash in between leaves nothing that outlives the expiry, and no reader ever sees a listed
+campaign without its hash. Active campaigns (status not final) are the members of
+``{orch}:active``: ``RECORD`` and ``CANCEL`` report whether they made the status final (or
+found it final, for a repeated call) and the caller then removes the campaign from the
+shared sets with SREM, which is idempotent, so the count stays right however many replicas
+submit, record and cancel at once; a caller that dies in between leaves a final campaign in
+the set, which :meth:`RedisCampaignStore.create` prunes when the limit is reached.
 Leases are sorted sets of match ids scored by their expiry in Redis's own
 clock, so a dead worker's leases lapse without anyone cleaning up.
 A campaign's keys expire ``campaign_ttl_s`` after it becomes final.
@@ -20,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from arena_core.errors import StateUnavailableError
 from arena_core.redis_state import RedisClients
 from arena_core.redis_state.connection import arena_errors
 from arena_orchestrator._counting import count_increments
@@ -32,20 +41,25 @@ from arena_orchestrator.campaign_models import (
     MatchSummary,
 )
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotGrant, SlotRequest
+from arena_orchestrator.legacy_layout import adopt_legacy_layout
 
 _GRANTS: dict[int, SlotGrant] = {1: "taken", 0: "full", -1: "held"}
 
-# KEYS: 1 meta, 2 results, 3 summaries, 4 order, 5 counts, 6 errors, 7 running, 8 attempts, 9 slots,
-#       10 campaigns index, 11 unfinished campaigns, 12 active campaigns
+# KEYS: 1 meta, 2 results, 3 summaries, 4 order, 5 counts, 6 errors, 7 running, 8 attempts, 9 slots
 # ARGV: 1 match id, 2 record JSON, 3 summary JSON, 4 index, 5 now (ISO), 6 is error (0/1),
 #       7 max tokens (0: none), 8 max recent errors, 9 ttl seconds, 10 campaign id,
 #       11.. increments as field, value pairs
+# Returns {written (1, 0 a duplicate, -1 no campaign), every match accounted for (1/0),
+#          status final (1/0)}: the caller removes the campaign from the shared sets.
 RECORD = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
   -- A duplicate attempt (a redelivery) ends here; it is no longer running either.
   redis.call('HDEL', KEYS[7], ARGV[1])
-  return 0
+  local meta = redis.call('HMGET', KEYS[1], 'done', 'total', 'status')
+  local settled = tonumber(meta[1]) >= tonumber(meta[2]) and 1 or 0
+  local final = (meta[3] ~= 'queued' and meta[3] ~= 'running') and 1 or 0
+  return {0, settled, final}
 end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[4], tonumber(ARGV[4]), ARGV[1])
@@ -72,28 +86,47 @@ if done >= total then
   local skipped = tonumber(redis.call('HGET', KEYS[5], 'o:skipped') or '0')
   if status == 'running' or (status == 'budget_exhausted' and skipped == 0) then status = 'completed' end
   redis.call('HSET', KEYS[1], 'finished', ARGV[5])
-  redis.call('SREM', KEYS[11], ARGV[10])
   local ttl = tonumber(ARGV[9])
   for i = 1, 9 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 redis.call('HSET', KEYS[1], 'status', status)
-if status ~= 'queued' and status ~= 'running' then redis.call('SREM', KEYS[12], ARGV[10]) end
+return {1, done >= total and 1 or 0, (status ~= 'queued' and status ~= 'running') and 1 or 0}
+"""
+
+# KEYS: 1 campaigns index, 2 unfinished campaigns, 3 active campaigns.
+# ARGV: 1 campaign id, 2 created (ms), 3 max active (0: none).
+# Returns 1 admitted, 0 the active campaigns are at the limit (nothing written).
+ADMIT = """
+local limit = tonumber(ARGV[3])
+if limit > 0 and redis.call('SCARD', KEYS[3]) >= limit then return 0 end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 return 1
 """
 
-# KEYS: 1 meta, 2 campaigns index, 3 unfinished campaigns, 4 active campaigns.
-# ARGV: 1 campaign id, 2 campaign JSON, 3 total, 4 created (ISO), 5 created (ms), 6 max active (0: none).
-# Returns 1 created, 0 the active campaigns are at the limit (nothing written).
-CREATE = """
-local limit = tonumber(ARGV[6])
-if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then return 0 end
-redis.call('HSET', KEYS[1], 'campaign', ARGV[2], 'total', ARGV[3], 'done', 0, 'enqueued', 0,
-  'status', 'queued', 'created', ARGV[4])
-redis.call('ZADD', KEYS[2], tonumber(ARGV[5]), ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[1])
-redis.call('SADD', KEYS[4], ARGV[1])
+# KEYS: 1 meta. ARGV: 1 campaign JSON, 2 total, 3 created (ISO), 4 expiry ms.
+# A new campaign's hash, expiring unless ADMIT lists it and the expiry is then removed.
+WRITE_PENDING = """
+redis.call('HSET', KEYS[1], 'campaign', ARGV[1], 'total', ARGV[2], 'done', 0, 'enqueued', 0,
+  'status', 'queued', 'created', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 """
+
+# KEYS: 1 meta, 2 counts, 3 running, 4 errors. ARGV: 1 recent errors to read.
+# One consistent read of a campaign's progress.
+READ_STATE = """
+return {
+  redis.call('HMGET', KEYS[1], 'status', 'done', 'started', 'finished'),
+  redis.call('HGETALL', KEYS[2]),
+  redis.call('HLEN', KEYS[3]),
+  redis.call('LRANGE', KEYS[4], 0, tonumber(ARGV[1]) - 1),
+}
+"""
+
+PENDING_MS = 300_000
+"""How long a new campaign's hash lives before ``ADMIT`` has listed it (then it is kept)."""
 
 # KEYS: slot zsets, the campaign-wide one first. ARGV: 1 member, 2 lease ms, 3.. one cap per key.
 # Returns 1 taken, 0 full, -1 this match already holds a live lease.
@@ -157,7 +190,7 @@ if tonumber(ARGV[1]) > current then redis.call('HSET', KEYS[1], 'enqueued', ARGV
 return 1
 """
 
-# KEYS: 1 meta, 2 active campaigns. ARGV: 1 campaign id. Cancel unless final.
+# KEYS: 1 meta. Cancel unless final; returns the status (nil for no campaign).
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
@@ -167,7 +200,6 @@ if status == 'queued' or status == 'running' or winding_down then
   status = 'canceled'
   redis.call('HSET', KEYS[1], 'status', status)
 end
-redis.call('SREM', KEYS[2], ARGV[1])
 return status
 """
 
@@ -189,8 +221,11 @@ class RedisCampaignStore:
         self._clients = clients
         self._keys = clients.keys
         self._ttl_s = max(1, int(campaign_ttl_s))
+        self._layout_adopted = False
         redis = clients.commands
-        self._create = redis.register_script(CREATE)
+        self._admit = redis.register_script(ADMIT)
+        self._write_pending = redis.register_script(WRITE_PENDING)
+        self._read_state = redis.register_script(READ_STATE)
         self._record = redis.register_script(RECORD)
         self._acquire = redis.register_script(ACQUIRE)
         self._renew = redis.register_script(RENEW)
@@ -204,29 +239,46 @@ class RedisCampaignStore:
         return self._keys.campaign_part(campaign_id, part)
 
     async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
-        keys = [
-            self._keys.campaign(campaign.id),
-            self._keys.campaigns,
-            self._keys.unfinished_campaigns,
-            self._keys.active_campaigns,
-        ]
-        args: list[str | int | float] = [
-            campaign.id,
-            campaign.model_dump_json(),
-            campaign.total,
-            campaign.created_at.isoformat(),
-            campaign.created_at.timestamp() * 1000,
-            max_active or 0,
-        ]
+        meta = self._keys.campaign(campaign.id)
+        shared = [self._keys.campaigns, self._keys.unfinished_campaigns, self._keys.active_campaigns]
+        args: list[str | int | float] = [campaign.id, campaign.created_at.timestamp() * 1000, max_active or 0]
+        redis = self._clients.commands
         async with arena_errors("creating a campaign"):
-            if int(await self._create(keys=keys, args=args)) == 1:
-                return True
-            # At the limit. Members whose campaign is final or gone (deleted by hand, or made
-            # final by a version without this set) would hold a place forever: drop them, then
-            # try once more. Both are permanent, so dropping them outside the script is safe.
-            if await self._prune_active() == 0:
+            await self._write_pending(
+                keys=[meta],
+                args=[
+                    campaign.model_dump_json(),
+                    campaign.total,
+                    campaign.created_at.isoformat(),
+                    PENDING_MS,
+                ],
+            )
+            admitted = int(await self._admit(keys=shared, args=args)) == 1
+            # At the limit. Members whose campaign is final or gone (deleted by hand, or left
+            # by a replica that died before removing them) would hold a place forever: drop
+            # them, then try once more. Both are permanent, so dropping them here is safe.
+            if not admitted and await self._prune_active() > 0:
+                admitted = int(await self._admit(keys=shared, args=args)) == 1
+            if not admitted:
+                await redis.delete(meta)
                 return False
-            return int(await self._create(keys=keys, args=args)) == 1
+            if not await redis.persist(meta):
+                await self._leave_shared_sets(campaign.id, settled=True, final=True)
+                raise StateUnavailableError(
+                    f"campaign {campaign.id} expired while it was being created; submit it again"
+                )
+            return True
+
+    async def _leave_shared_sets(self, campaign_id: str, *, settled: bool, final: bool) -> None:
+        """Remove a campaign from the unfinished set (``settled``) and the active set (``final``)."""
+        if not (settled or final):
+            return
+        async with self._clients.commands.pipeline(transaction=False) as pipe:
+            if settled:
+                pipe.srem(self._keys.unfinished_campaigns, campaign_id)
+            if final:
+                pipe.srem(self._keys.active_campaigns, campaign_id)
+            await pipe.execute()
 
     async def _prune_active(self) -> int:
         """Drop members of the active set whose campaign is final or gone; return how many."""
@@ -263,7 +315,13 @@ class RedisCampaignStore:
             return await self._existing(ids, redis.zrem, self._keys.campaigns)
 
     async def unfinished_ids(self) -> list[str]:
+        """The unfinished campaigns. The first call that reaches Redis (the worker's first
+        maintenance pass) also adopts the key layout before ADR 0022
+        (:mod:`arena_orchestrator.legacy_layout`), so campaigns of an upgraded Redis resume."""
         async with arena_errors("listing unfinished campaigns"):
+            if not self._layout_adopted:
+                await adopt_legacy_layout(self._clients)
+                self._layout_adopted = True
             redis = self._clients.commands
             ids = sorted(_text(i) for i in await redis.smembers(self._keys.unfinished_campaigns))
             return await self._existing(ids, redis.srem, self._keys.unfinished_campaigns)
@@ -286,12 +344,12 @@ class RedisCampaignStore:
 
     async def state(self, campaign_id: str) -> CampaignState | None:
         async with arena_errors("reading a campaign's progress"):
-            pipe = self._clients.commands.pipeline(transaction=True)
-            pipe.hmget(self._keys.campaign(campaign_id), "status", "done", "started", "finished")
-            pipe.hgetall(self._part(campaign_id, "counts"))
-            pipe.hlen(self._part(campaign_id, "running"))
-            pipe.lrange(self._part(campaign_id, "errors"), 0, MAX_RECENT_ERRORS - 1)
-            meta, counts, running, errors = await pipe.execute()
+            keys = [
+                self._keys.campaign(campaign_id),
+                *(self._part(campaign_id, p) for p in ("counts", "running", "errors")),
+            ]
+            meta, flat_counts, running, errors = await self._read_state(keys=keys, args=[MAX_RECENT_ERRORS])
+        counts = dict(zip(flat_counts[::2], flat_counts[1::2], strict=True))
         status, done, started, finished = meta
         if status is None:
             return None
@@ -312,9 +370,8 @@ class RedisCampaignStore:
 
     async def cancel(self, campaign_id: str) -> CampaignStatus | None:
         async with arena_errors("canceling a campaign"):
-            raw = await self._cancel(
-                keys=[self._keys.campaign(campaign_id), self._keys.active_campaigns], args=[campaign_id]
-            )
+            raw = await self._cancel(keys=[self._keys.campaign(campaign_id)])
+            await self._leave_shared_sets(campaign_id, settled=False, final=True)
         return _text(raw) if raw else None  # type: ignore[return-value]
 
     async def mark_running(self, job: MatchJob, info: str) -> int:
@@ -339,9 +396,6 @@ class RedisCampaignStore:
                 for part in ("results", "summaries", "order", "counts", "errors", "running", "attempts")
             ),
             self._keys.campaign_slots(campaign_id),
-            self._keys.campaigns,
-            self._keys.unfinished_campaigns,
-            self._keys.active_campaigns,
         ]
         args: list[str | int] = [
             summary.match_id,
@@ -358,8 +412,9 @@ class RedisCampaignStore:
         for field, value in count_increments(record).items():
             args += [field, value]
         async with arena_errors("storing a match result"):
-            written = await self._record(keys=keys, args=args)
-        return int(written) == 1
+            written, settled, final = (int(value) for value in await self._record(keys=keys, args=args))
+            await self._leave_shared_sets(campaign_id, settled=settled == 1, final=final == 1)
+        return written == 1
 
     async def has_record(self, campaign_id: str, match_id: str) -> bool:
         async with arena_errors("checking a match result"):

@@ -1,13 +1,16 @@
 """The match queue on a Redis Stream with one consumer group for every replica.
 
-* ``enqueue``: ``XADD`` in a MULTI transaction per batch.
+* ``enqueue``: ``XADD`` of a whole batch in one script (all or nothing).
 * ``receive``: ``XREADGROUP ... >`` (new entries only), blocking.
 * ``keep_alive``: ``XCLAIM ... JUSTID`` of the entries the consumer still owns
   (checked with ``XPENDING`` in one script), which resets their idle time, so a
   long match is never taken from a live worker.
 * ``reclaim``: ``XAUTOCLAIM`` of entries idle longer than the visibility
   timeout: their worker stopped sending keep-alives (it died).
-* ``ack``: ``XACK`` + ``XDEL`` (acknowledged entries are not kept).
+* ``ack``: ``XACK`` + ``XDEL`` in one script (acknowledged entries are not kept).
+
+Scripts rather than MULTI transactions: the queue is one key, so each script runs on one
+slot of a Redis Cluster as on a single Redis (ADR 0022).
 * ``hand_back``: one script per batch that, for each entry the consumer still owns,
   adds a copy (``XADD``, with ``h``, the hand-back count, raised when a try was cut
   short) and acknowledges and deletes the old one (``XACK`` + ``XDEL``): a worker
@@ -32,9 +35,25 @@ from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_orchestrator.match_queue import Delivery, HandBack, QueuedMatch
 
 _MAX_RECLAIM_SCANS = 100
+_ACK_CHUNK = 1000
 
 CONSUMER_IDLE_MS = 3_600_000
 """Consumers holding nothing and idle this long (dead workers' names) are deleted."""
+
+# KEYS: 1 stream. ARGV: triples (campaign id, match index, trace context JSON).
+ENQUEUE = """
+for i = 1, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], '*', 'c', ARGV[i], 'i', ARGV[i + 1], 't', ARGV[i + 2])
+end
+return #ARGV / 3
+"""
+
+# KEYS: 1 stream. ARGV: 1 group, 2.. entry ids. Acknowledge and delete.
+ACK = """
+local ids = {unpack(ARGV, 2)}
+redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+return redis.call('XDEL', KEYS[1], unpack(ids))
+"""
 
 # KEYS: 1 stream. ARGV: 1 group, 2 consumer, 3.. entry ids. Renews only the entries this
 # consumer still owns: after a takeover, the old owner must not claim them back.
@@ -111,6 +130,8 @@ class RedisMatchQueue:
         self._group_ready = False
         self._keep_alive = clients.commands.register_script(KEEP_ALIVE)
         self._hand_back = clients.commands.register_script(HAND_BACK)
+        self._enqueue = clients.commands.register_script(ENQUEUE)
+        self._ack = clients.commands.register_script(ACK)
 
     async def _ensure_group(self) -> None:
         if self._group_ready:
@@ -128,13 +149,10 @@ class RedisMatchQueue:
     async def enqueue(self, matches: Sequence[QueuedMatch]) -> None:
         await self._ensure_group()
         async with arena_errors("queueing matches"):
-            pipe = self._clients.commands.pipeline(transaction=True)
+            args: list[str] = []
             for match in matches:
-                pipe.xadd(
-                    self._stream,
-                    {"c": match.campaign_id, "i": str(match.index), "t": json.dumps(match.trace_context)},
-                )
-            await pipe.execute()
+                args += [match.campaign_id, str(match.index), json.dumps(match.trace_context)]
+            await self._enqueue(keys=[self._stream], args=args)
 
     async def receive(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
         await self._ensure_group()
@@ -212,10 +230,10 @@ class RedisMatchQueue:
         if not delivery_ids:
             return
         async with arena_errors("acknowledging matches"):
-            pipe = self._clients.commands.pipeline(transaction=True)
-            pipe.xack(self._stream, MATCH_QUEUE_GROUP, *delivery_ids)
-            pipe.xdel(self._stream, *delivery_ids)
-            await pipe.execute()
+            # In chunks: Lua's unpack() has a limit of a few thousand values.
+            for start in range(0, len(delivery_ids), _ACK_CHUNK):
+                chunk = delivery_ids[start : start + _ACK_CHUNK]
+                await self._ack(keys=[self._stream], args=[MATCH_QUEUE_GROUP, *chunk])
 
     async def hand_back(self, consumer: str, items: Sequence[HandBack]) -> int:
         if not items:

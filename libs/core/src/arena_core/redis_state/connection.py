@@ -5,20 +5,30 @@ timeout, so a missing Redis fails requests fast instead of hanging them) and
 one for blocking stream reads (its timeout must outlast ``XREAD BLOCK``).
 redis-py reconnects on the next command once Redis is back, so services
 recover by themselves.
+
+``ARENA_REDIS_URL`` names a single Redis (``redis://`` or ``rediss://``, as redis-py reads
+them) or a Redis Cluster: ``redis+cluster://[user:password@]host:port[,host:port...]``
+(``rediss+cluster://`` for TLS), one or more seed nodes from which redis-py learns the
+cluster's slots and follows them through failovers (ADR 0022).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from a2a.utils.errors import InternalError
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from arena_core.errors import StateUnavailableError
 from arena_core.redis_state.keys import RedisKeys
+from arena_core.redis_url import cluster_nodes, is_cluster_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,18 +44,40 @@ class RedisConfig:
     stream_maxlen: int = 1000
 
 
+RedisClient: TypeAlias = "Redis | RedisCluster"
+"""A client of a single Redis or of a Redis Cluster; both speak the same commands."""
+
+
 @dataclass(slots=True)
 class RedisClients:
     """The command client, the blocking-read client and the key builder."""
 
-    commands: Redis
-    blocking: Redis
+    commands: RedisClient
+    blocking: RedisClient
     keys: RedisKeys
     config: RedisConfig
+
+    @property
+    def cluster(self) -> bool:
+        """Whether the clients speak to a Redis Cluster (a script may then touch one slot only)."""
+        return isinstance(self.commands, RedisCluster)
 
     @classmethod
     def connect(cls, config: RedisConfig) -> RedisClients:
         """Create the pools; no connection is opened until the first command."""
+        commands: RedisClient
+        blocking: RedisClient
+        if is_cluster_url(config.url):
+            commands = cluster_redis(
+                config.url, max_connections=config.max_connections, timeout_s=config.timeout_s
+            )
+            blocking = cluster_redis(
+                config.url,
+                max_connections=config.max_connections,
+                timeout_s=config.timeout_s,
+                socket_timeout_s=config.timeout_s + config.block_ms / 1000,
+            )
+            return cls(commands, blocking, RedisKeys(config.namespace), config)
         commands = pooled_redis(
             config.url,
             max_connections=config.max_connections,
@@ -105,6 +137,54 @@ def pooled_redis(
     return Redis.from_pool(pool)
 
 
+class _WaitingRedisCluster(RedisCluster):
+    """A cluster client whose commands wait for a free connection instead of failing.
+
+    redis-py's cluster nodes raise ``MaxConnectionsError`` at once when their pool is
+    exhausted (the single-Redis pool waits, :func:`pooled_redis`). Commands here take one
+    of ``in_flight`` permits first, waiting up to ``wait_s`` (then ``ConnectionError``, as
+    the single-Redis pool says it); each node's pool holds twice as many connections, so
+    pipelines (not gated: a pipeline retries its commands through this client) have room.
+    """
+
+    def __init__(self, *args: Any, in_flight: int, wait_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(in_flight)
+        self._wait_s = wait_s
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            await asyncio.wait_for(self._gate.acquire(), self._wait_s)
+        except TimeoutError as exc:
+            raise RedisConnectionError(f"no free Redis Cluster connection within {self._wait_s:g} s") from exc
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            self._gate.release()
+
+
+def cluster_redis(
+    url: str,
+    *,
+    max_connections: int,
+    timeout_s: float,
+    socket_timeout_s: float | None = None,
+) -> RedisCluster:
+    """A Redis Cluster client for a ``redis+cluster://`` URL (see :func:`cluster_nodes`):
+    ``max_connections`` commands in flight, waiting up to ``timeout_s`` for one."""
+    node_url, seeds = cluster_nodes(url)
+    return _WaitingRedisCluster.from_url(
+        node_url,
+        startup_nodes=[ClusterNode(host, port) for host, port in seeds[1:]],
+        in_flight=max_connections,
+        wait_s=timeout_s,
+        max_connections=2 * max_connections,
+        socket_timeout=timeout_s if socket_timeout_s is None else socket_timeout_s,
+        socket_connect_timeout=timeout_s,
+        health_check_interval=30,
+    )
+
+
 def redacted(url: str) -> str:
     """``url`` without its password, for messages and logs."""
     scheme, sep, rest = url.partition("://")
@@ -138,9 +218,12 @@ async def arena_errors(what: str) -> AsyncIterator[None]:
 
 
 __all__ = [
+    "RedisClient",
     "RedisClients",
     "RedisConfig",
     "a2a_errors",
     "arena_errors",
+    "cluster_redis",
+    "pooled_redis",
     "redacted",
 ]

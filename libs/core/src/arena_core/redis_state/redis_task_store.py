@@ -3,7 +3,11 @@
 ``save`` is one Lua script (:data:`~arena_core.redis_state.scripts.SAVE_TASK`):
 version compare-and-swap, task write, index updates and the append of the
 event to the task's stream happen atomically, so replicas sharing a Redis see
-one linear history per task. Versions count writes (1 for the first).
+one linear history per task. Versions count writes (1 for the first). On a Redis
+Cluster the owner's indexes live in another slot than the task: the task's write
+(compare-and-swap, hash, event) is one script as before, the index entries a second
+one after it (ADR 0022). A save interrupted between the two leaves the task unlisted
+until its next save; reads by id never depend on the indexes.
 
 Rules (a2a-sdk ``VersionedTaskStore.save``): ``TaskVersion.MISSING`` is a first
 write and fails if the task exists; any other ``prev_version`` must equal the
@@ -32,7 +36,7 @@ from a2a.utils.proto_utils import to_stream_response
 from redis.exceptions import ResponseError
 
 from arena_core.redis_state.connection import RedisClients, a2a_errors
-from arena_core.redis_state.scripts import SAVE_TASK
+from arena_core.redis_state.scripts import INDEX_TASK, SAVE_TASK, SAVE_TASK_ONLY
 from arena_core.task_listing import list_response, sort_key
 from arena_core.task_retention import trim_history
 
@@ -77,7 +81,9 @@ class RedisTaskStore(VersionedTaskStore):
         self._ttl_ms = int(clients.config.task_ttl_s * 1000)
         self._maxlen = clients.config.stream_maxlen
         self._owner = owner_resolver
-        self._save = self._redis.register_script(SAVE_TASK)
+        self._cluster = clients.cluster
+        self._save = self._redis.register_script(SAVE_TASK_ONLY if self._cluster else SAVE_TASK)
+        self._index = self._redis.register_script(INDEX_TASK)
 
     async def save(
         self,
@@ -94,9 +100,8 @@ class RedisTaskStore(VersionedTaskStore):
         owner = self._owner(context)
         cancel = task.status.state == TaskState.TASK_STATE_CANCELED
         event_bytes = to_stream_response(event).SerializeToString() if event is not None else b""
-        keys = [
-            self._keys.task(task.id),
-            self._keys.task_events(task.id),
+        task_keys = [self._keys.task(task.id), self._keys.task_events(task.id)]
+        index_keys = [
             self._keys.owner_tasks(owner),
             self._keys.owner_context_tasks(owner, task.context_id),
             self._keys.owner_expiry(owner),
@@ -117,11 +122,15 @@ class RedisTaskStore(VersionedTaskStore):
         ]
         async with a2a_errors("saving a task"):
             try:
-                version = await self._save(keys=keys, args=args)
+                version = await self._save(
+                    keys=task_keys if self._cluster else task_keys + index_keys, args=args
+                )
             except ResponseError as exc:
                 if str(exc).startswith("CONFLICT"):
                     raise ConcurrentTaskModificationError(task.id) from exc
                 raise
+            if self._cluster:
+                await self._index(keys=index_keys, args=[args[7], task.id, self._ttl_ms, task.context_id])
         return TaskVersion(int(version))
 
     async def get(self, task_id: str, context: ServerCallContext) -> StoredTask | None:
@@ -142,7 +151,9 @@ class RedisTaskStore(VersionedTaskStore):
             stored_owner, context_id = row
             if stored_owner is not None and stored_owner.decode() != owner:
                 return
-            async with self._redis.pipeline(transaction=True) as pipe:
+            # Not a transaction: the task's keys and its owner's indexes may sit in different slots
+            # of a cluster, and a listing drops index entries whose task is gone anyway.
+            async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.delete(task_key, self._keys.task_events(task_id))
                 pipe.zrem(self._keys.owner_tasks(owner), task_id)
                 pipe.zrem(self._keys.owner_expiry(owner), task_id)
