@@ -63,13 +63,18 @@ from arena_attacker.strategies.attacker_llm import AttackerLLM
 from arena_attacker.strategies.strategy import ModelFactory
 from arena_attacker.trace_evidence import read_actions
 from arena_core.a2a import A2ATarget, connect_target
+from arena_core.a2a.client.card_cache import CardCache
+from arena_core.a2a.client.card_resolver import card_url_for
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.converters import ConverterChain, build_converters, converter_seed_of
 from arena_core.credential_scope import display, origin_of, unscoped
 from arena_core.errors import (
+    AgentCardError,
     ArenaError,
     AttackerInactiveError,
     InvalidInputError,
+    TargetProtocolError,
+    TargetUnreachableError,
     TraceUnavailableError,
 )
 from arena_core.judges import Judge, get_judge
@@ -128,6 +133,9 @@ class MatchRunner:
         self._rate_limiter = (
             rate_limiter if rate_limiter is not None else LocalRateLimiter(RateLimit.from_settings(settings))
         )
+        # Targets' cards, reused between matches as their Cache-Control allows; a target that
+        # fails a match (unreachable, misbehaving, no card) is read anew by the next one.
+        self._cards = CardCache()
         self._credential_scopes = settings.target_credential_scopes()
         for name in unscoped(settings.target_tokens, self._credential_scopes):
             logger.warning(
@@ -414,6 +422,7 @@ class MatchRunner:
                         guard=self._guard,
                         limiter=self._rate_limiter,
                         max_response_bytes=self._settings.target_max_response_bytes,
+                        card_cache=self._cards,
                         credential_scope=(
                             self._credential_scopes.get(request.target_token_env)
                             if request.target_token_env
@@ -447,6 +456,8 @@ class MatchRunner:
         except ArenaError as exc:
             # Already classified by the target client (a broken connection is target_unreachable).
             error = exc
+            if isinstance(exc, (TargetUnreachableError, TargetProtocolError, AgentCardError)):
+                self._cards.forget(card_url_for(request.target))
         except TimeoutError:
             error = ArenaError(
                 f"the match did not finish within {self._settings.match_timeout_s:g} s "

@@ -49,6 +49,7 @@ from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 
 from arena_core.a2a.client.cancel import cancel_task_quietly
+from arena_core.a2a.client.card_cache import CardCache
 from arena_core.a2a.client.card_resolver import card_url_for
 from arena_core.a2a.client.connect import AgentRole, Connection, connect
 from arena_core.a2a.client.credentials import TargetCredentials
@@ -56,6 +57,7 @@ from arena_core.a2a.client.error_translation import raise_not_allowed_in, raise_
 from arena_core.a2a.client.response_limits import ResponseRefusedError, ResponseTooLargeError
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import (
+    AgentCardError,
     ArenaError,
     AttackerBusyError,
     ConfigError,
@@ -199,6 +201,7 @@ async def play_remote_match(
     timeout_s: float = 3600.0,
     guard: EgressGuard | None = None,
     token: str | None = None,
+    card_cache: CardCache | None = None,
 ) -> MatchResult:
     """Have the attacker at ``attacker_url`` play ``request``; return its result.
 
@@ -223,6 +226,9 @@ async def play_remote_match(
     sent as ``Authorization: Bearer`` to the attacker's origin and its chosen
     interface's (never over a downgrade from https). A 401 or 403 from the
     attacker raises ConfigError naming the setting: retrying would not help.
+
+    ``card_cache`` keeps the attacker's card between matches (as its ``Cache-Control`` allows);
+    the entry is dropped when the attacker cannot be reached or misbehaves.
     """
     follower = await _drive(
         attacker_url,
@@ -234,6 +240,7 @@ async def play_remote_match(
         token=token,
         # A campaign's attacker (guarded: user input) is read to a bound, like a target.
         max_response_bytes=stream_limit_for(request) if guard is not None else None,
+        card_cache=card_cache,
     )
     if follower.result is not None:
         return follower.result
@@ -262,6 +269,7 @@ async def run_remote_probe(
     http: httpx.AsyncClient | None = None,
     timeout_s: float = 3600.0,
     token: str | None = None,
+    card_cache: CardCache | None = None,
 ) -> RemoteProbe:
     """Have the attacker at ``attacker_url`` run the protocol probes of ``request``.
 
@@ -281,6 +289,7 @@ async def run_remote_probe(
         guard=None,
         token=token,
         max_response_bytes=None,
+        card_cache=card_cache,
     )
     if follower.probe_report is not None:
         return RemoteProbe(follower.probe_report)
@@ -300,9 +309,42 @@ async def _drive(
     guard: EgressGuard | None,
     token: str | None,
     max_response_bytes: int | None,
+    card_cache: CardCache | None,
 ) -> _Follower:
     """Send ``payload`` (a DataPart) to the attacker and follow its task to the end; the failures
-    of reaching the attacker translated as :func:`play_remote_match` says."""
+    of reaching the attacker translated as :func:`play_remote_match` says. The attacker's card
+    leaves ``card_cache`` when the attacker cannot be reached or misbehaves, so the next match
+    reads it again."""
+    try:
+        return await _drive_connected(
+            attacker_url,
+            payload,
+            follower,
+            http=http,
+            timeout_s=timeout_s,
+            guard=guard,
+            token=token,
+            max_response_bytes=max_response_bytes,
+            card_cache=card_cache,
+        )
+    except (TargetUnreachableError, TargetProtocolError, AgentCardError):
+        if card_cache is not None:
+            card_cache.forget(card_url_for(attacker_url))
+        raise
+
+
+async def _drive_connected(
+    attacker_url: str,
+    payload: dict[str, Any],
+    follower: _Follower,
+    *,
+    http: httpx.AsyncClient | None,
+    timeout_s: float,
+    guard: EgressGuard | None,
+    token: str | None,
+    max_response_bytes: int | None,
+    card_cache: CardCache | None,
+) -> _Follower:
     credentials = TargetCredentials.bearer(token, card_url_for(attacker_url)) if token else None
     sent = credentials is not None
     connection: Connection | None = None
@@ -315,6 +357,7 @@ async def _drive(
             credentials=credentials,
             guard=guard,
             max_response_bytes=max_response_bytes,
+            card_cache=card_cache,
         )
         await _follow(connection.client, attacker_url, payload, follower, timeout_s, sent=sent)
         return follower

@@ -21,6 +21,7 @@ from a2a.utils.constants import (
     TransportProtocol,
 )
 
+from arena_core.a2a.client.card_cache import CardCache
 from arena_core.a2a.client.credentials import TargetCredentials, redact
 from arena_core.a2a.client.error_translation import auth_failure, chained_cause
 from arena_core.a2a.client.response_limits import ResponseRefusedError, ResponseTooLargeError, limit_response
@@ -39,25 +40,41 @@ def card_url_for(url: str) -> str:
 
 
 async def fetch_agent_card(
-    url: str, http: httpx.AsyncClient, *, credentials: TargetCredentials | None = None
+    url: str,
+    http: httpx.AsyncClient,
+    *,
+    credentials: TargetCredentials | None = None,
+    cache: CardCache | None = None,
 ) -> tuple[AgentCard, dict[str, Any]]:
     """Fetch and validate the card of the agent at ``url``.
 
     With ``credentials``, the request carries them (never following a redirect) and their
-    values are kept out of every error. Returns the parsed card and the raw JSON. Raises
-    TargetUnreachableError when nothing answers, TargetAuthError on 401/403,
-    TargetProtocolError when the response is refused (see
+    values are kept out of every error. With a ``cache``, a fresh card is reused without a
+    request and a stale one revalidated (:mod:`~arena_core.a2a.client.card_cache`). Returns
+    the parsed card and the raw JSON. Raises TargetUnreachableError when nothing answers,
+    TargetAuthError on 401/403, TargetProtocolError when the response is refused (see
     :mod:`~arena_core.a2a.client.response_limits`) and AgentCardError when the answer is not a card.
     """
     card_url = card_url_for(url)
+    key = CardCache.key(card_url, credentials.fingerprint() if credentials is not None else "")
+    entry = None
+    if cache is not None:
+        entry, fresh = cache.lookup(key)
+        if entry is not None and fresh:
+            return entry.copy()
     # A2A-Version 1.0: an agent that renders its card per version (ours do) sends the 1.0 card,
     # the one a 1.x client should read; others ignore the header.
     headers = {"Accept": "application/json", VERSION_HEADER: PROTOCOL_VERSION_1_0}
+    if entry is not None:
+        headers.update(entry.validators())
     options: dict[str, Any] = {"headers": headers}
     if credentials is not None:
         options.update(auth=credentials, follow_redirects=False)
     try:
         async with http.stream("GET", card_url, **options) as response:
+            if response.status_code == 304 and cache is not None and entry is not None:
+                cache.refreshed(key, entry, response.headers)
+                return entry.copy()
             if response.status_code in (401, 403):
                 what = f"the agent card request ({card_url})"
                 raise auth_failure(url, response.status_code, sent=credentials is not None, what=what)
@@ -67,6 +84,7 @@ async def fetch_agent_card(
                     + (" (is this an A2A agent?)" if response.status_code == 404 else "")
                 )
             content = await _read_card(response, card_url)
+            answer_headers = response.headers
     except ResponseRefusedError as exc:
         raise TargetProtocolError(exc.message) from None
     except httpx.TimeoutException as exc:
@@ -76,7 +94,10 @@ async def fetch_agent_card(
     except httpx.HTTPError as exc:
         message = redact(f"target {url} is not reachable: {exc or type(exc).__name__}", credentials)
         raise TargetUnreachableError(message) from chained_cause(exc, credentials)
-    return _card_in(content, card_url, credentials)
+    card, raw = _card_in(content, card_url, credentials)
+    if cache is not None:
+        cache.store(key, card, raw, answer_headers)
+    return card, raw
 
 
 def _card_in(

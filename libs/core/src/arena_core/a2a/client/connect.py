@@ -28,6 +28,7 @@ import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import AgentCard, AgentInterface
 
+from arena_core.a2a.client.card_cache import CardCache
 from arena_core.a2a.client.card_resolver import (
     SUPPORTED_BINDINGS,
     card_url_for,
@@ -95,6 +96,7 @@ async def connect(
     guard: EgressGuard | None = None,
     limiter: RateLimiter | None = None,
     max_response_bytes: int | None = None,
+    card_cache: CardCache | None = None,
 ) -> Connection:
     """Connect to the agent at ``url`` (a base URL or a card URL) as the module doc says.
 
@@ -105,7 +107,8 @@ async def connect(
     for another reason). ``timeout_s`` bounds the egress checks' DNS lookups (at most
     :data:`CONNECT_TIMEOUT_S`) and the rate limit's waits; the requests themselves keep the
     timeouts of the httpx client: the caller's, or (made here) ``timeout_s``, connecting
-    within :data:`CONNECT_TIMEOUT_S` of it.
+    within :data:`CONNECT_TIMEOUT_S` of it. With a ``card_cache`` the card is reused while
+    its ``Cache-Control`` allows; the egress checks run every time all the same.
     """
     connect_s = min(CONNECT_TIMEOUT_S, timeout_s)
     if guard is not None:
@@ -114,7 +117,7 @@ async def connect(
     client_http = http or _new_http_client(guard, httpx.Timeout(timeout_s, connect=connect_s))
     sdk_http = _sdk_http(client_http, credentials, limiter, timeout_s, max_response_bytes)
     try:
-        card, _ = await fetch_agent_card(url, sdk_http, credentials=credentials)
+        card, _ = await fetch_agent_card(url, sdk_http, credentials=credentials, cache=card_cache)
         interface = choose_interface(card)
         if guard is not None:
             what = f"the interface the agent card of {role.card_owner(url)} lists"

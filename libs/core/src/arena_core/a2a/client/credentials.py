@@ -10,6 +10,7 @@ agent sends back (an agent may echo its token in a reply or an error).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Generator, Mapping
 from typing import Any
@@ -87,6 +88,12 @@ class TargetCredentials(httpx.Auth):
         if self.applies_to(request.url):
             request.headers.update(self._headers)
         yield request
+
+    def fingerprint(self) -> str:
+        """A digest of the headers (names and values), to tell identities apart without keeping
+        the secrets (e.g. a card cache's key)."""
+        material = "\n".join(f"{name.lower()}:{value}" for name, value in sorted(self._headers.items()))
+        return hashlib.sha256(material.encode()).hexdigest()[:32]
 
     def redact(self, text: str) -> str:
         """``text`` with every credential value replaced by ``[redacted]``."""

@@ -44,6 +44,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from arena_core.a2a.client.attachments import Attachment
 from arena_core.a2a.client.cancel import cancel_task_quietly
+from arena_core.a2a.client.card_cache import CardCache
 from arena_core.a2a.client.connect import AgentRole, Connection, connect
 from arena_core.a2a.client.credentials import TargetCredentials, redact
 from arena_core.a2a.client.error_translation import (
@@ -283,6 +284,7 @@ async def connect_target(
     limiter: RateLimiter | None = None,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     credential_scope: frozenset[Origin] | None = None,
+    card_cache: CardCache | None = None,
 ) -> A2ATarget:
     """Resolve ``url``'s card and return a client bound to its best interface.
 
@@ -304,7 +306,8 @@ async def connect_target(
     TargetProtocolError (kind ``target_protocol_error``) naming the setting.
     ``credential_scope`` (the origins the token may go to, ``ARENA_TARGET_CREDENTIAL_ORIGINS``):
     a target, or a card's chosen interface, outside it raises TargetNotAllowedError before
-    anything is sent to it.
+    anything is sent to it. ``card_cache`` reuses the target's card as its ``Cache-Control``
+    allows (:mod:`~arena_core.a2a.client.card_cache`).
     """
     credentials = TargetCredentials(headers, url.strip(), scope=credential_scope) if headers else None
     if guard is None and http is None:
@@ -318,6 +321,7 @@ async def connect_target(
         guard=guard,
         limiter=limiter,
         max_response_bytes=max_response_bytes,
+        card_cache=card_cache,
     )
     return A2ATarget(connection)
 
