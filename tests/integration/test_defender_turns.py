@@ -6,6 +6,7 @@ follow-up also runs on Redis with the turns spread over two replicas.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator
@@ -17,6 +18,8 @@ import pytest
 import pytest_asyncio
 from starlette.applications import Starlette
 
+from arena_core.a2a.agent_lifespan import held_task_count
+from arena_core.settings import PARKED_RELEASE_WITH_REDIS_S, load_settings
 from conftest import InProcessArena
 from support.asgi import client_for
 from support.raw_a2a import WIRE_NAMES, RawWire, text_of
@@ -197,3 +200,28 @@ async def test_usage_metadata_is_integers_on_streams(
     assert response.status_code == 200
     assert "promptTokens" in response.text
     assert re.search(r'Tokens":\s*\d+\.0', response.text) is None, response.text
+
+
+async def test_on_redis_a_parked_task_leaves_memory_soon_and_its_follow_up_still_continues_it(
+    arena: InProcessArena, http: httpx.AsyncClient, redis_server: RedisServer, redis_namespace: str
+) -> None:
+    """With Redis the task lives there: the process lets a parked task go (ARENA_TASK_IDLE_TIMEOUT_S,
+    2 s unless set) and the follow-up recreates it from Redis with the whole conversation."""
+    arena.add_model(mode="echo")
+    shared = {"redis_url": redis_server.url, "redis_namespace": redis_namespace}
+    assert load_settings(**shared).parked_task_release_s() == PARKED_RELEASE_WITH_REDIS_S
+    url = arena.add_defender(defender_turn_mode="input-required", task_idle_timeout_s=0.2, **shared)
+    app = arena.apps["defender"]
+    assert isinstance(app, Starlette)
+    wire = WIRES[0]
+    async with app.router.lifespan_context(app):
+        first = wire.result(await wire.post(http, url, wire.message("one")))
+        assert wire.state(first) == "input-required"
+        for _ in range(200):
+            if held_task_count(app.state.request_handler) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert held_task_count(app.state.request_handler) == 0, "the parked task is still held"
+        follow = wire.result(await wire.post(http, url, wire.message("two", task_id=first["id"])))
+        assert (follow["id"], wire.state(follow)) == (first["id"], "input-required")
+        assert _reply(follow) == '[scripted] heard 2 user message(s): "one" | "two"'

@@ -420,3 +420,15 @@ def test_the_core_list_of_strategy_names_matches_the_attacker_registry() -> None
     from arena_core.strategy_names import BUILTIN_STRATEGY_NAMES
 
     assert BUILTIN_STRATEGY_NAMES == STRATEGY_NAMES
+
+
+def test_parked_tasks_leave_memory_soon_with_redis_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARENA_TASK_IDLE_TIMEOUT_S", raising=False)
+    monkeypatch.delenv("ARENA_REDIS_URL", raising=False)
+    assert load_settings().parked_task_release_s() == 600.0
+    monkeypatch.setenv("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0")
+    assert load_settings().parked_task_release_s() == 2.0
+    monkeypatch.setenv("ARENA_TASK_IDLE_TIMEOUT_S", "30")
+    assert load_settings().parked_task_release_s() == 30.0
+    monkeypatch.setenv("ARENA_TASK_IDLE_TIMEOUT_S", "")
+    assert load_settings().parked_task_release_s() == 2.0

@@ -55,6 +55,10 @@ class ModelConfig:
     embedded: bool
 
 
+PARKED_RELEASE_WITH_REDIS_S = 2.0
+PARKED_RELEASE_IN_MEMORY_S = 600.0
+
+
 class ArenaSettings(BaseSettings):
     """All ``ARENA_*`` settings. See ``deploy/.env.example`` for each one."""
 
@@ -118,7 +122,8 @@ class ArenaSettings(BaseSettings):
     history_max_bytes: int = Field(default=64_000, ge=1_000, le=10_000_000)
     max_conversations: int = Field(default=10_000, ge=1, le=10_000_000)
     conversation_ttl_s: float = Field(default=3600.0, gt=0)
-    task_idle_timeout_s: float = Field(default=600.0, gt=0)
+    task_idle_timeout_s: float | None = Field(default=None, gt=0)
+    """Unset: :meth:`parked_task_release_s` chooses by the state backend."""
 
     # Attacker.
     attacker_temperature: float = Field(default=0.7, ge=0, le=2)
@@ -226,6 +231,7 @@ class ArenaSettings(BaseSettings):
         "trace_query_url",
         "public_url",
         "redis_url",
+        "task_idle_timeout_s",
         "defender_system_prompt",
         "model_gguf",
         "model_scripted_rules",
@@ -338,6 +344,15 @@ class ArenaSettings(BaseSettings):
         """The entries of ``ARENA_API_TOKENS`` (``full``) or ``ARENA_API_READ_TOKENS`` (``read``)."""
         raw = self.api_tokens if kind == "full" else self.api_read_tokens
         return parse_token_entries(raw.get_secret_value() if raw is not None else None)
+
+    def parked_task_release_s(self) -> float:
+        """How long a task parked in input-required keeps its in-process state
+        (``ARENA_TASK_IDLE_TIMEOUT_S``). Unset: 2 s with Redis, where the task already lives and
+        any replica recreates it for a follow-up, so a parked conversation costs the process
+        next to nothing; 600 s in memory, where a follow-up within that time finds it ready."""
+        if self.task_idle_timeout_s is not None:
+            return self.task_idle_timeout_s
+        return PARKED_RELEASE_WITH_REDIS_S if self.redis_url else PARKED_RELEASE_IN_MEMORY_S
 
     def accepted_tokens(self) -> ApiTokens:
         """The tokens this service accepts (``ARENA_API_TOKENS``, ``ARENA_API_READ_TOKENS``),

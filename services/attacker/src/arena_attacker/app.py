@@ -105,7 +105,7 @@ def create_attacker_app(
         event_stream=state.event_stream,
         card_compat=settings.card_v03_compat,
         card_max_age_s=settings.card_max_age_s,
-        task_idle_timeout_s=settings.task_idle_timeout_s,
+        task_idle_timeout_s=settings.parked_task_release_s(),
         on_shutdown=[state.close, rate_limiter.close, runner.aclose],
         limits=RequestLimits.from_settings(settings),
         tokens=tokens,

@@ -154,7 +154,7 @@ def create_defender_app(
         readiness=all_ready(state.readiness, model_readiness(model_config)),
         task_store=state.task_store,
         event_stream=state.event_stream,
-        task_idle_timeout_s=settings.task_idle_timeout_s,
+        task_idle_timeout_s=settings.parked_task_release_s(),
         # A model passed in belongs to the caller; one built here is closed here.
         on_shutdown=[state.close] if model is not None else [state.close, defender_model.aclose],
         limits=RequestLimits.from_settings(settings),

@@ -271,12 +271,15 @@ def build_agent_app(
         # Innermost: the SDK's answers, whole numbers written as integers.
         Middleware(IntegralNumbers),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+    # For diagnostics and tests: how many tasks it holds (agent_lifespan.held_task_count).
+    app.state.request_handler = handler
+    return app
 
 
 def serve_agent(
