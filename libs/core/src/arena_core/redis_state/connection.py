@@ -154,7 +154,9 @@ class _WaitingRedisCluster(RedisCluster):
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            await asyncio.wait_for(self._gate.acquire(), self._wait_s)
+            # asyncio.timeout, not wait_for: a permit granted as the time runs out is never lost.
+            async with asyncio.timeout(self._wait_s):
+                await self._gate.acquire()
         except TimeoutError as exc:
             raise RedisConnectionError(f"no free Redis Cluster connection within {self._wait_s:g} s") from exc
         try:
