@@ -38,6 +38,7 @@ BENCHMARKS = (
     "campaign",
     "embedded_model",
     "scaling",
+    "held_conversations",
 )
 REPO = Path(__file__).resolve().parent.parent
 
