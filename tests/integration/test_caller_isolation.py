@@ -235,16 +235,16 @@ async def test_a_context_id_does_not_open_another_callers_conversation(
     arena: InProcessArena, defender: str, wire: CallerWire
 ) -> None:
     http, url = arena.http, defender
-    alices = wire.task(await wire.send(http, url, ALICE, wire.message("my secret is 4711")))
+    alices = wire.task(await wire.send(http, url, ALICE, wire.message("my secret is kumquat-sorbet")))
     context_id = alices["contextId"]
     # Bob names Alice's contextId: a fresh conversation, his own, in which he hears only himself.
     bobs = wire.task(await wire.send(http, url, BOB, wire.message("what was said?", context_id=context_id)))
     assert bobs["id"] != alices["id"]
     assert reply(bobs) == '[scripted] heard 1 user message(s): "what was said?"'
-    assert "4711" not in json.dumps(bobs)
+    assert "kumquat" not in json.dumps(bobs)
     # Alice's conversation goes on without Bob's message in it; so does Bob's, without hers.
     more = wire.task(await wire.send(http, url, ALICE, wire.message("and?", context_id=context_id)))
-    assert reply(more) == '[scripted] heard 2 user message(s): "my secret is 4711" | "and?"'
+    assert reply(more) == '[scripted] heard 2 user message(s): "my secret is kumquat-sorbet" | "and?"'
     his = wire.task(await wire.send(http, url, BOB, wire.message("again", context_id=context_id)))
     assert reply(his) == '[scripted] heard 2 user message(s): "what was said?" | "again"'
     # Each lists only their own tasks in that context.
