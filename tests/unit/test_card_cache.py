@@ -7,6 +7,7 @@ import pytest
 from a2a.types.a2a_pb2 import AgentCard
 
 from arena_core.a2a.client.card_cache import MAX_FRESH_S, CardCache, freshness_s
+from arena_core.errors import AgentCardError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 
 URL = "http://agent.test/.well-known/agent-card.json"
 
@@ -100,3 +101,21 @@ def test_least_recently_used_goes_first() -> None:
     cache.store(cache.key(f"{URL}?c"), AgentCard(name="c"), {}, fresh)
     assert cache.lookup(cache.key(f"{URL}?b"))[0] is None
     assert cache.lookup(cache.key(f"{URL}?a"))[0] is not None
+
+
+@pytest.mark.parametrize(
+    ("error", "dropped"),
+    [
+        (TargetUnreachableError("gone"), True),
+        (TargetProtocolError("broken"), True),
+        (AgentCardError("bad card"), True),
+        (InvalidInputError("bad request"), False),
+        (TimeoutError(), False),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value),
+)
+def test_forget_after_drops_the_card_only_when_the_agent_failed(error: BaseException, dropped: bool) -> None:
+    cache = CardCache(clock=Clock())
+    cache.store(cache.key(URL), AgentCard(name="a"), {"name": "a"}, _headers(cache_control="max-age=60"))
+    assert cache.forget_after(error, URL) is dropped
+    assert (cache.lookup(cache.key(URL))[0] is None) is dropped

@@ -69,12 +69,9 @@ from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.converters import ConverterChain, build_converters, converter_seed_of
 from arena_core.credential_scope import display, origin_of, unscoped
 from arena_core.errors import (
-    AgentCardError,
     ArenaError,
     AttackerInactiveError,
     InvalidInputError,
-    TargetProtocolError,
-    TargetUnreachableError,
     TraceUnavailableError,
 )
 from arena_core.judges import Judge, get_judge
@@ -456,8 +453,7 @@ class MatchRunner:
         except ArenaError as exc:
             # Already classified by the target client (a broken connection is target_unreachable).
             error = exc
-            if isinstance(exc, (TargetUnreachableError, TargetProtocolError, AgentCardError)):
-                self._cards.forget(card_url_for(request.target))
+            self._cards.forget_after(exc, card_url_for(request.target))
         except TimeoutError:
             error = ArenaError(
                 f"the match did not finish within {self._settings.match_timeout_s:g} s "

@@ -57,7 +57,6 @@ from arena_core.a2a.client.error_translation import raise_not_allowed_in, raise_
 from arena_core.a2a.client.response_limits import ResponseRefusedError, ResponseTooLargeError
 from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import (
-    AgentCardError,
     ArenaError,
     AttackerBusyError,
     ConfigError,
@@ -313,77 +312,52 @@ async def _drive(
 ) -> _Follower:
     """Send ``payload`` (a DataPart) to the attacker and follow its task to the end; the failures
     of reaching the attacker translated as :func:`play_remote_match` says. The attacker's card
-    leaves ``card_cache`` when the attacker cannot be reached or misbehaves, so the next match
-    reads it again."""
-    try:
-        return await _drive_connected(
-            attacker_url,
-            payload,
-            follower,
-            http=http,
-            timeout_s=timeout_s,
-            guard=guard,
-            token=token,
-            max_response_bytes=max_response_bytes,
-            card_cache=card_cache,
-        )
-    except (TargetUnreachableError, TargetProtocolError, AgentCardError):
-        if card_cache is not None:
-            card_cache.forget(card_url_for(attacker_url))
-        raise
-
-
-async def _drive_connected(
-    attacker_url: str,
-    payload: dict[str, Any],
-    follower: _Follower,
-    *,
-    http: httpx.AsyncClient | None,
-    timeout_s: float,
-    guard: EgressGuard | None,
-    token: str | None,
-    max_response_bytes: int | None,
-    card_cache: CardCache | None,
-) -> _Follower:
+    leaves ``card_cache`` when the attacker cannot be reached or misbehaves
+    (:meth:`CardCache.forget_after`), so the next match reads it again."""
     credentials = TargetCredentials.bearer(token, card_url_for(attacker_url)) if token else None
     sent = credentials is not None
     connection: Connection | None = None
     try:
-        connection = await connect(
-            attacker_url,
-            AgentRole.ATTACKER,
-            timeout_s=timeout_s,
-            http=http,
-            credentials=credentials,
-            guard=guard,
-            max_response_bytes=max_response_bytes,
-            card_cache=card_cache,
-        )
-        await _follow(connection.client, attacker_url, payload, follower, timeout_s, sent=sent)
-        return follower
-    except TargetAuthError as exc:  # the attacker's card itself asked for credentials
-        raise ConfigError(
-            f"attacker {attacker_url} refused to show its card ({exc.message}); "
-            "ARENA_ATTACKER_TOKEN must be one of its ARENA_API_TOKENS"
-        ) from exc
-    except ArenaError as exc:
-        if not isinstance(exc, TargetNotAllowedError):
-            raise_not_allowed_in(exc)  # e.g. the card fetch's "unreachable" over a wrapped refusal
-        raise
-    except TimeoutError as exc:
-        raise TargetUnreachableError(
-            f"attacker {attacker_url} did not finish within {timeout_s:g} s"
-        ) from exc
-    except (A2AError, httpx.HTTPError) as exc:
-        # A2AError: client errors and the JSON-RPC errors the attacker answered; an HTTP error:
-        # the attacker went away while its task was being polled.
-        _raise_known_failure_in(exc, attacker_url, sent=sent)
-        failed = TargetProtocolError if isinstance(exc, A2AError) else TargetUnreachableError
-        raise failed(f"attacker {attacker_url} failed: {exc}") from exc
-    except Exception as exc:
-        # e.g. a refusal inside an exception group, or a response refused from inside the
-        # SDK's reading, unwrapped
-        _raise_refusal_in(exc, attacker_url)
+        try:
+            connection = await connect(
+                attacker_url,
+                AgentRole.ATTACKER,
+                timeout_s=timeout_s,
+                http=http,
+                credentials=credentials,
+                guard=guard,
+                max_response_bytes=max_response_bytes,
+                card_cache=card_cache,
+            )
+            await _follow(connection.client, attacker_url, payload, follower, timeout_s, sent=sent)
+            return follower
+        except TargetAuthError as exc:  # the attacker's card itself asked for credentials
+            raise ConfigError(
+                f"attacker {attacker_url} refused to show its card ({exc.message}); "
+                "ARENA_ATTACKER_TOKEN must be one of its ARENA_API_TOKENS"
+            ) from exc
+        except ArenaError as exc:
+            if not isinstance(exc, TargetNotAllowedError):
+                raise_not_allowed_in(exc)  # e.g. the card fetch's "unreachable" over a wrapped refusal
+            raise
+        except TimeoutError as exc:
+            raise TargetUnreachableError(
+                f"attacker {attacker_url} did not finish within {timeout_s:g} s"
+            ) from exc
+        except (A2AError, httpx.HTTPError) as exc:
+            # A2AError: client errors and the JSON-RPC errors the attacker answered; an HTTP
+            # error: the attacker went away while its task was being polled.
+            _raise_known_failure_in(exc, attacker_url, sent=sent)
+            failed = TargetProtocolError if isinstance(exc, A2AError) else TargetUnreachableError
+            raise failed(f"attacker {attacker_url} failed: {exc}") from exc
+        except Exception as exc:
+            # e.g. a refusal inside an exception group, or a response refused from inside the
+            # SDK's reading, unwrapped
+            _raise_refusal_in(exc, attacker_url)
+            raise
+    except ArenaError as exc:  # as translated above
+        if card_cache is not None:
+            card_cache.forget_after(exc, card_url_for(attacker_url))
         raise
     finally:
         if connection is not None:

@@ -13,7 +13,8 @@ never their values), the parsed card and what RFC 9111 needs:
   validator and no ``max-age``: not kept.
 
 :meth:`forget` drops an agent's entry: a caller does so when the agent the card sent it to
-does not answer, so the next match reads the card again. Entries are bounded
+does not answer or misbehaves (:meth:`forget_after`, one rule for every caller), so the next
+match reads the card again. Entries are bounded
 (least recently used first out). One cache belongs to one process and is never shared
 between identities; the protocol probes never use one (they test the card itself).
 """
@@ -28,10 +29,15 @@ from typing import Any
 
 from a2a.types.a2a_pb2 import AgentCard
 
+from arena_core.errors import AgentCardError, TargetProtocolError, TargetUnreachableError
+
 MAX_FRESH_S = 3600.0
 """The longest a card is reused without asking, whatever its max-age says."""
 
 MAX_ENTRIES = 256
+
+STALE_CARD_ERRORS = (TargetUnreachableError, TargetProtocolError, AgentCardError)
+"""The failures after which a caller reads the agent's card anew (:meth:`CardCache.forget_after`)."""
 
 _FIXED_REQUEST_HEADERS = frozenset({"a2a-version", "accept", "accept-encoding", "authorization"})
 """Headers the card request always sends the same way per entry (authorization: per key)."""
@@ -154,8 +160,18 @@ class CardCache:
         for key in [key for key in self._entries if key[0] == card_url]:
             del self._entries[key]
 
+    def forget_after(self, error: BaseException, card_url: str) -> bool:
+        """Drop ``card_url``'s entries when ``error`` says its agent could not be reached, broke
+        the protocol or showed a bad card: the card may be what is stale (the agent moved, or
+        changed its interfaces). Other failures (a refusal, a timeout of the match, bad input)
+        keep it. Returns whether the entries were dropped."""
+        if not isinstance(error, STALE_CARD_ERRORS):
+            return False
+        self.forget(card_url)
+        return True
+
     def __len__(self) -> int:
         return len(self._entries)
 
 
-__all__ = ["MAX_FRESH_S", "CachedCard", "CardCache", "freshness_s"]
+__all__ = ["MAX_FRESH_S", "STALE_CARD_ERRORS", "CachedCard", "CardCache", "freshness_s"]
