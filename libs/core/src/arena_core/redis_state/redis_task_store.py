@@ -106,6 +106,7 @@ class RedisTaskStore(VersionedTaskStore):
             self._keys.owner_context_tasks(owner, task.context_id),
             self._keys.owner_expiry(owner),
         ]
+        score = index_score(task)
         args: list[str | bytes | int | float] = [
             owner,
             0 if prev_version.is_missing else _version_of(prev_version),
@@ -114,7 +115,7 @@ class RedisTaskStore(VersionedTaskStore):
             event_bytes,
             task.context_id,
             int(task.status.state),
-            index_score(task),
+            score,
             task.id,
             self._ttl_ms,
             self._maxlen,
@@ -130,7 +131,7 @@ class RedisTaskStore(VersionedTaskStore):
                     raise ConcurrentTaskModificationError(task.id) from exc
                 raise
             if self._cluster:
-                await self._index(keys=index_keys, args=[args[7], task.id, self._ttl_ms, task.context_id])
+                await self._index(keys=index_keys, args=[score, task.id, self._ttl_ms, task.context_id])
         return TaskVersion(int(version))
 
     async def get(self, task_id: str, context: ServerCallContext) -> StoredTask | None:
