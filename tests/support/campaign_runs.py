@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -39,6 +40,8 @@ from redis.cluster import ClusterNode
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port, shutdown_grace_for
 from arena_core.redis_state.keys import RedisKeys
 from arena_core.redis_url import cluster_nodes, is_cluster_url
+from support.processes import clean_env
+from support.tcp_proxy import RoundRobinProxy
 
 Progress = dict[str, Any]
 Around = Callable[[], contextlib.AbstractContextManager[object]]
@@ -312,6 +315,36 @@ class CampaignProbe:
         return summaries
 
 
+def service_logs(services: LocalServices, lines: int = 30) -> str:
+    """The last ``lines`` of every started service's log, for a failing assertion's message."""
+    return "\n".join(f"--- {s.name}\n{s.log_tail(lines)}" for s in services.services)
+
+
+def wait_all_ready(services: LocalServices, *started: ServiceProcess) -> None:
+    """Wait for each of ``started`` to answer its readiness probe."""
+    for service in started:
+        services.wait_ready(service, timeout_s=60)
+
+
+def scripted_model(
+    services: LocalServices, rules: Path, latency_ms: int, *, name: str = "model", **kwargs: Any
+) -> ServiceProcess:
+    """``arena serve model --engine scripted`` answering by ``rules`` after ``latency_ms``
+    (``kwargs`` as :func:`start_service` takes them: port, prefix, ...)."""
+    args = ["--engine", "scripted", "--scripted-rules", str(rules), "--latency-ms", str(latency_ms)]
+    return start_service(services, "model", name=name, env=clean_env(), extra_args=args, **kwargs)
+
+
+def gated_model(
+    services: LocalServices, rules: Path, latency_ms: int
+) -> tuple[ServiceProcess, RoundRobinProxy]:
+    """A scripted model and a gate in front of it (not started): the agents call the gate, and a
+    test holds model calls there (:meth:`RoundRobinProxy.hold`) to catch matches mid-play."""
+    port = free_port()
+    model = scripted_model(services, rules, latency_ms, port=port)
+    return model, RoundRobinProxy([(LOOPBACK, port)])
+
+
 __all__ = [
     "POLL_S",
     "WAIT_S",
@@ -319,7 +352,11 @@ __all__ = [
     "StateUnavailable",
     "campaign_spec",
     "finished",
+    "gated_model",
+    "scripted_model",
+    "service_logs",
     "start_service",
+    "wait_all_ready",
     "wait_for_campaign",
     "wait_for_campaign_async",
 ]

@@ -38,7 +38,16 @@ import httpx
 import pytest
 
 from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port
-from support.campaign_runs import CampaignProbe, campaign_spec, finished, start_service
+from support.campaign_runs import (
+    CampaignProbe,
+    campaign_spec,
+    finished,
+    gated_model,
+    scripted_model,
+    service_logs,
+    start_service,
+    wait_all_ready,
+)
 from support.netns import VirtualNetwork, netns_unavailable
 from support.processes import clean_env
 from support.redis_server import SKIP_REASON, RedisServer, find_redis_server
@@ -81,13 +90,6 @@ def services(tmp_path: Path) -> Iterator[LocalServices]:
         yield started
 
 
-def _model(
-    services: LocalServices, rules: Path, latency_ms: int, *, name: str = "model", **kwargs: Any
-) -> ServiceProcess:
-    args = ["--engine", "scripted", "--scripted-rules", str(rules), "--latency-ms", str(latency_ms)]
-    return start_service(services, "model", name=name, env=clean_env(), extra_args=args, **kwargs)
-
-
 def _orchestrator(
     services: LocalServices, redis_url: str, namespace: str, attacker_url: str, **env: str
 ) -> CampaignProbe:
@@ -100,21 +102,12 @@ def _orchestrator(
     }
     orchestrator = start_service(services, "orchestrator", name="orchestrator", env=clean_env(**settings))
     services.wait_ready(orchestrator, timeout_s=60)
-    return CampaignProbe(orchestrator.url, redis_url, namespace, context=lambda: _logs(services))
-
-
-def _ready(services: LocalServices, *started: ServiceProcess) -> None:
-    for service in started:
-        services.wait_ready(service, timeout_s=60)
+    return CampaignProbe(orchestrator.url, redis_url, namespace, context=lambda: service_logs(services))
 
 
 def _kill(service: ServiceProcess) -> None:
     os.killpg(service.process.pid, signal.SIGKILL)
     service.process.wait(timeout=30)
-
-
-def _logs(services: LocalServices) -> str:
-    return "\n".join(f"--- {s.name}\n{s.log_tail(30)}" for s in services.services)
 
 
 def _by_outcome(summaries: dict[int, dict[str, Any]]) -> dict[str, list[int]]:
@@ -131,11 +124,11 @@ def _attempts(summaries: dict[int, dict[str, Any]]) -> dict[int, int]:
 def test_sigkill_of_a_defender_replica_mid_campaign(
     services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
 ) -> None:
-    model = _model(services, rules, latency_ms=LATENCY_MS)
+    model = scripted_model(services, rules, latency_ms=LATENCY_MS)
     # Replica 0's model never answers within the test: a message replica 0 takes is certainly
     # still unanswered when the replica dies, wherever the rest of the campaign is.
-    stuck_model = _model(services, rules, latency_ms=STUCK_MS, name="stuck-model")
-    _ready(services, model, stuck_model)
+    stuck_model = scripted_model(services, rules, latency_ms=STUCK_MS, name="stuck-model")
+    wait_all_ready(services, model, stuck_model)
     ports = [free_port(), free_port()]
     with RoundRobinProxy([(LOOPBACK, port) for port in ports]) as proxy:
         shared = {
@@ -157,7 +150,7 @@ def test_sigkill_of_a_defender_replica_mid_campaign(
         attacker = start_service(
             services, "attacker", name="attacker", env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1")
         )
-        _ready(services, *replicas, attacker)
+        wait_all_ready(services, *replicas, attacker)
         card = httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10).json()
         assert {i["url"].rstrip("/") for i in card["supportedInterfaces"]} <= {proxy.url, f"{proxy.url}/rest"}
         probe = _orchestrator(services, redis_server.url, redis_namespace, attacker.url)
@@ -180,7 +173,7 @@ def test_sigkill_of_a_defender_replica_mid_campaign(
     # The messages the dead replica held were never answered. The attacker saw the connection
     # break (target_unreachable), the orchestrator played the match again, and the proxy sent
     # it to the survivor: every match ends as really played, none is invented.
-    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, (summaries, _logs(services))
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, (summaries, service_logs(services))
     attempts = _attempts(summaries)
     # Only tries that reached replica 0 before its death failed, and the next try of such a
     # match could not reach it: at least one retry, never two for one match.
@@ -216,12 +209,12 @@ def _working_matches(attacker: ServiceProcess) -> set[str]:
 def test_sigkill_of_an_attacker_mid_match(
     services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
 ) -> None:
-    model = _model(services, rules, latency_ms=LATENCY_MS)
+    model = scripted_model(services, rules, latency_ms=LATENCY_MS)
     # Attacker 0 plans with a model that never answers within the test: a match it plays
     # (crescendo plans each turn with the attacker's model) is certainly still running when
     # it dies. Attacker 1 plays normally.
-    stuck_model = _model(services, rules, latency_ms=STUCK_MS, name="stuck-model")
-    _ready(services, model, stuck_model)
+    stuck_model = scripted_model(services, rules, latency_ms=STUCK_MS, name="stuck-model")
+    wait_all_ready(services, model, stuck_model)
     defender = start_service(
         services, "defender", name="defender", env=clean_env(ARENA_MODEL_BASE_URL=f"{model.url}/v1")
     )
@@ -237,7 +230,7 @@ def test_sigkill_of_an_attacker_mid_match(
             )
             for n, (port, env) in enumerate(zip(ports, envs, strict=True))
         ]
-        _ready(services, defender, *attackers)
+        wait_all_ready(services, defender, *attackers)
         probe = _orchestrator(services, redis_server.url, redis_namespace, proxy.url)
         total = 10
         spec = campaign_spec(defender.url, repetitions=total, attackers=[{"strategy": "crescendo"}])
@@ -265,7 +258,7 @@ def test_sigkill_of_an_attacker_mid_match(
 
     by_id = {s["match_id"]: s for s in summaries.values()}
     # Every match was played to its real end: the kill cost a try, never the match.
-    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, _logs(services)
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, service_logs(services)
     # Every match attacker 0 was seen playing was still running when it died (it could not
     # finish): its stream broke, the orchestrator tried it again through the proxy, so on
     # attacker 1 (the dead one refuses connections), and recorded it once, from that try.
@@ -273,13 +266,6 @@ def test_sigkill_of_an_attacker_mid_match(
     assert set(_attempts(summaries).values()) <= {1, 2}, _attempts(summaries)
     assert final.given.get(1, 0) > before_kill.given.get(1, 0), (before_kill, final)
     assert final.given.get(0, 0) == after_kill.given.get(0, 0), (after_kill, final)
-
-
-def _gated_model(services: LocalServices, rules: Path) -> tuple[ServiceProcess, RoundRobinProxy]:
-    """A scripted model and a gate in front of it (not started): the agents call the gate."""
-    port = free_port()
-    model = _model(services, rules, latency_ms=LATENCY_MS, port=port)
-    return model, RoundRobinProxy([(LOOPBACK, port)])
 
 
 def test_redis_restart_mid_campaign_loses_no_acknowledged_result(
@@ -292,14 +278,14 @@ def test_redis_restart_mid_campaign_loses_no_acknowledged_result(
     data.mkdir()
     server = RedisServer(binary, data, aof=True)
     server.start()
-    model, gate = _gated_model(services, rules)
+    model, gate = gated_model(services, rules, LATENCY_MS)
     try:
-        _ready(services, model)
+        wait_all_ready(services, model)
         gate.start()
         agent_env = clean_env(ARENA_MODEL_BASE_URL=f"{gate.url}/v1")
         defender = start_service(services, "defender", name="defender", env=agent_env)
         attacker = start_service(services, "attacker", name="attacker", env=agent_env)
-        _ready(services, defender, attacker)
+        wait_all_ready(services, defender, attacker)
         probe = _orchestrator(services, server.url, redis_namespace, attacker.url)
         total = 12
         # A playbook match asks the model once (the defender's answer): the first PLAYED
@@ -338,19 +324,19 @@ def test_redis_restart_mid_campaign_loses_no_acknowledged_result(
         assert after[match_id] == record
     # Matches caught by the outage went on or were handed back and played again: none was
     # counted as lost, none counted twice (above), none ran out of tries.
-    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, _logs(services)
+    assert _by_outcome(summaries) == {"attacker_won": list(range(total))}, service_logs(services)
 
 
 def test_a_stopped_model_server_ends_matches_as_errors_not_defences(
     services: LocalServices, rules: Path, redis_server: RedisServer, redis_namespace: str
 ) -> None:
-    model, gate = _gated_model(services, rules)
-    _ready(services, model)
+    model, gate = gated_model(services, rules, LATENCY_MS)
+    wait_all_ready(services, model)
     with gate:
         agent_env = clean_env(ARENA_MODEL_BASE_URL=f"{gate.url}/v1", ARENA_MODEL_MAX_RETRIES="0")
         defender = start_service(services, "defender", name="defender", env=agent_env)
         attacker = start_service(services, "attacker", name="attacker", env=agent_env)
-        _ready(services, defender, attacker)
+        wait_all_ready(services, defender, attacker)
         probe = _orchestrator(services, redis_server.url, redis_namespace, attacker.url)
         # Playbook needs the model on the defender's side only (one call a match); crescendo
         # plans with it too (two calls).
@@ -375,7 +361,7 @@ def test_a_stopped_model_server_ends_matches_as_errors_not_defences(
 
     outcomes = _by_outcome(summaries)
     # Played before the stop: won. After: errors with the reason. Never a defence.
-    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, _logs(services))
+    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, service_logs(services))
     assert all(record["summary"]["outcome"] == "attacker_won" for record in before.values()), before
     errors = [summaries[i] for i in outcomes.get("error", [])]
     # The match whose call was held needed the model after the stop (so did any match not yet
@@ -420,7 +406,7 @@ def test_a_defender_host_cut_off_the_network(
     # host too (the gate's thread, so its sockets, start in the host's namespace), and the
     # defender on the host's address.
     with network.entered("defender"):
-        model = _model(
+        model = scripted_model(
             services, rules, latency_ms=LATENCY_MS, prefix=network.exec_prefix("defender"), port=8090
         )
         services.wait_ready(model, timeout_s=60)
@@ -515,7 +501,7 @@ def _cut_off_defender(
         redis_url,
         "",
         around=lambda: network.entered("arena"),
-        context=lambda: _logs(services),
+        context=lambda: service_logs(services),
     )
     total = 8
     # One model call a playbook match: the first PLAYED matches are played, then the
@@ -538,7 +524,7 @@ def _cut_off_defender(
     outcomes = _by_outcome(summaries)
     # A target nobody can reach tests no defence: such a match is an error, after every try
     # (ARENA_TARGET_TIMEOUT_S bounds each one), never a defence.
-    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, _logs(services))
+    assert set(outcomes) <= {"attacker_won", "error"}, (outcomes, service_logs(services))
     assert outcomes.get("error"), outcomes
     # The matches played before the cut won (the others too, once the host was back).
     assert len(outcomes.get("attacker_won", [])) >= played, outcomes

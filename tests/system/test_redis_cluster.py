@@ -21,9 +21,17 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from arena.local_services import LOOPBACK, LocalServices, ServiceProcess, free_port
+from arena.local_services import LOOPBACK, LocalServices, ServiceProcess
 from arena_core.redis_state.keys import RedisKeys
-from support.campaign_runs import CampaignProbe, campaign_spec, finished, start_service
+from support.campaign_runs import (
+    CampaignProbe,
+    campaign_spec,
+    finished,
+    gated_model,
+    service_logs,
+    start_service,
+    wait_all_ready,
+)
 from support.processes import clean_env
 from support.redis_cluster import CLUSTER_SKIP_REASON, RedisClusterNodes, start_cluster
 from support.redis_server import RedisServer
@@ -62,15 +70,6 @@ def services(tmp_path: Path) -> Iterator[LocalServices]:
         yield started
 
 
-def _logs(services: LocalServices) -> str:
-    return "\n".join(f"--- {s.name}\n{s.log_tail(30)}" for s in services.services)
-
-
-def _ready(services: LocalServices, *started: ServiceProcess) -> None:
-    for service in started:
-        services.wait_ready(service, timeout_s=60)
-
-
 def _master_of(cluster: RedisClusterNodes, key: str) -> RedisServer:
     """The master serving ``key``'s slot now."""
     slot = key_slot(key.encode())
@@ -94,7 +93,7 @@ def _start_arena(
     agent_env = clean_env(ARENA_MODEL_BASE_URL=f"{gate.url}/v1", **shared)
     defender = start_service(services, "defender", name="defender", env=agent_env)
     attacker = start_service(services, "attacker", name="attacker", env=agent_env)
-    _ready(services, defender, attacker)
+    wait_all_ready(services, defender, attacker)
     orchestrator = start_service(
         services,
         "orchestrator",
@@ -102,18 +101,15 @@ def _start_arena(
         env=clean_env(ARENA_ATTACKER_URL=attacker.url, **shared, **ORCHESTRATOR_SETTINGS),
     )
     services.wait_ready(orchestrator, timeout_s=60)
-    probe = CampaignProbe(orchestrator.url, cluster.url, namespace, context=lambda: _logs(services))
+    probe = CampaignProbe(orchestrator.url, cluster.url, namespace, context=lambda: service_logs(services))
     return defender, probe
 
 
 def test_a_campaign_survives_a_master_failover_with_each_match_recorded_once(
     services: LocalServices, rules: Path, cluster: RedisClusterNodes, redis_namespace: str
 ) -> None:
-    port = free_port()
-    args = ["--engine", "scripted", "--scripted-rules", str(rules), "--latency-ms", str(LATENCY_MS)]
-    model = start_service(services, "model", name="model", env=clean_env(), extra_args=args, port=port)
-    _ready(services, model)
-    gate = RoundRobinProxy([(LOOPBACK, port)])
+    model, gate = gated_model(services, rules, LATENCY_MS)
+    wait_all_ready(services, model)
     gate.start()
     try:
         defender, probe = _start_arena(services, rules, cluster, redis_namespace, gate)
@@ -142,4 +138,4 @@ def test_a_campaign_survives_a_master_failover_with_each_match_recorded_once(
     for match_id, record in acknowledged.items():
         assert after[match_id] == record
     outcomes = {summary["outcome"] for summary in summaries.values()}
-    assert outcomes == {"attacker_won"}, (summaries, _logs(services))
+    assert outcomes == {"attacker_won"}, (summaries, service_logs(services))
