@@ -6,6 +6,12 @@ is the same code with the same settings as in production. Every collection's pau
 recorded with its end time on the monotonic clock (shared by every process on Linux);
 twice a second the probe writes ``{"pauses": [[end_s, pause_s, generation], ...]}`` to the
 file named by ``BENCH_GC_FILE``, so the benchmark can pick the pauses inside its load window.
+
+With ``BENCH_TRACEMALLOC`` set to a path, the first ``SIGUSR1`` starts tracing allocations
+(20 frames; tracing from start-up would slow it past the readiness wait) and every later one
+writes the 40 biggest allocation sites since by traceback (size and count) to ``PATH.N`` (N
+counting up): how the orchestrator's memory was read during a campaign
+(docs/performance.md). Tracing slows the service; never in a timed run.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import sys
 import threading
 import time
+import tracemalloc
+from types import FrameType
 from typing import Any
 
 from arena_attacker import main as attacker
@@ -45,12 +54,39 @@ def _writer(path: str) -> None:
         os.replace(temporary, path)
 
 
+def _tracemalloc_on_signal(path: str) -> None:
+    written = [0]
+
+    def dump(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(20)
+            return
+        snapshot = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(False, tracemalloc.__file__)]
+        )
+        stats = snapshot.statistics("traceback")
+        total = sum(stat.size for stat in stats)
+        written[0] += 1
+        with open(f"{path}.{written[0]}", "w", encoding="utf-8") as handle:
+            handle.write(f"total {total / 2**20:.1f} MiB traced in {len(stats)} sites\n")
+            for stat in stats[:40]:
+                handle.write(f"\n{stat.size / 2**20:.2f} MiB in {stat.count} blocks\n")
+                for line in stat.traceback.format()[-24:]:
+                    handle.write(f"  {line}\n")
+
+    signal.signal(signal.SIGUSR1, dump)
+
+
 def main() -> None:
     kind, argv = sys.argv[1], sys.argv[2:]
     gc.callbacks.append(_on_gc)
     path = os.environ.get("BENCH_GC_FILE")
     if path:
         threading.Thread(target=_writer, args=(path,), daemon=True).start()
+    traced = os.environ.get("BENCH_TRACEMALLOC")
+    if traced:
+        _tracemalloc_on_signal(traced)
     entry = {
         "defender": defender.main,
         "attacker": attacker.main,

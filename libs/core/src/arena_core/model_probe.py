@@ -13,6 +13,7 @@ import time
 import httpx
 
 from arena_core.a2a.agent_app import ReadinessCheck
+from arena_core.a2a.egress_guard import shared_tls_context
 from arena_core.settings import ModelConfig
 
 _CACHE_S = 2.0
@@ -31,7 +32,7 @@ def model_readiness(config: ModelConfig, *, timeout_s: float = 2.0) -> Readiness
             return last[0][1]
         problem: str | None
         try:
-            async with httpx.AsyncClient(timeout=timeout_s) as client:
+            async with httpx.AsyncClient(timeout=timeout_s, verify=shared_tls_context()) as client:
                 response = await client.get(f"{base_url.rstrip('/')}/models")
             problem = (
                 None

@@ -65,7 +65,7 @@ from arena_attacker.trace_evidence import read_actions
 from arena_core.a2a import A2ATarget, connect_target
 from arena_core.a2a.client.card_cache import CardCache
 from arena_core.a2a.client.card_resolver import card_url_for
-from arena_core.a2a.egress_guard import EgressGuard
+from arena_core.a2a.egress_guard import EgressGuard, shared_tls_context
 from arena_core.converters import ConverterChain, build_converters, converter_seed_of
 from arena_core.credential_scope import display, origin_of, unscoped
 from arena_core.errors import (
@@ -280,7 +280,9 @@ class MatchRunner:
                 "this match is not traced (telemetry is off in the attacker): the defender's actions "
                 "cannot be read from a trace"
             )
-        http = self._trace_http or httpx.AsyncClient(timeout=TRACE_REQUEST_TIMEOUT_S)
+        http = self._trace_http or httpx.AsyncClient(
+            timeout=TRACE_REQUEST_TIMEOUT_S, verify=shared_tls_context()
+        )
         try:
             reading = await read_actions(
                 http,

@@ -209,7 +209,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         self.guard = guard
         self._inner = inner
         self._factory = transport_factory or (
-            lambda: httpx.AsyncHTTPTransport(verify=_shared_tls_context(), trust_env=True)
+            lambda: httpx.AsyncHTTPTransport(verify=shared_tls_context(), trust_env=True)
         )
         self._pools: dict[str, httpx.AsyncBaseTransport] = {}
 
@@ -263,8 +263,10 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 
 
 @functools.cache
-def _shared_tls_context() -> ssl.SSLContext:
-    """One verifying TLS context for every pool: loading the CA bundle costs ~150 ms of CPU."""
+def shared_tls_context() -> ssl.SSLContext:
+    """One verifying TLS context for every pool and client the process makes: each context
+    loads and keeps its own copy of the CA bundle (CPU, and native memory the garbage
+    collector does not see)."""
     return httpx.create_ssl_context(trust_env=True)
 
 
@@ -292,5 +294,6 @@ __all__ = [
     "display_origin",
     "guarded_client",
     "not_allowed_in",
+    "shared_tls_context",
     "system_resolver",
 ]

@@ -38,7 +38,7 @@ from arena_core.a2a.client.card_resolver import (
 from arena_core.a2a.client.credentials import TargetCredentials
 from arena_core.a2a.client.response_limits import DEFAULT_MAX_RESPONSE_BYTES
 from arena_core.a2a.client.target_http_client import TargetHttpClient
-from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client
+from arena_core.a2a.egress_guard import EgressGuard, display_origin, guarded_client, shared_tls_context
 from arena_core.errors import TargetNotAllowedError, TargetProtocolError
 from arena_core.rate_limit import RateLimiter
 
@@ -133,7 +133,10 @@ async def connect(
 
 
 def _new_http_client(guard: EgressGuard | None, timeout: httpx.Timeout) -> httpx.AsyncClient:
-    return guarded_client(guard, timeout=timeout) if guard is not None else httpx.AsyncClient(timeout=timeout)
+    if guard is not None:
+        return guarded_client(guard, timeout=timeout)
+    # A client per connection, but one TLS context for all of them (shared_tls_context).
+    return httpx.AsyncClient(timeout=timeout, verify=shared_tls_context())
 
 
 def _sdk_http(
