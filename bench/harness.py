@@ -161,10 +161,15 @@ class Service:
         """Collections that ended inside ``window`` (monotonic seconds), as (end, pause s, generation)."""
         time.sleep(0.6)  # the probe writes twice a second
         try:
-            pauses = json.loads(self.gc_file.read_text())["pauses"]
-        except (OSError, ValueError):
+            text = self.gc_file.read_text()
+        except OSError:
             return []
-        parsed = [(float(end), float(pause), int(generation)) for end, pause, generation in pauses]
+        parsed = []
+        for line in text.splitlines(keepends=True):
+            fields = line.split()
+            if not line.endswith("\n") or len(fields) != 3:
+                continue  # the probe is appending it right now
+            parsed.append((float(fields[0]), float(fields[1]), int(fields[2])))
         if window is None:
             return parsed
         return [p for p in parsed if window[0] <= p[0] <= window[1]]
@@ -251,7 +256,7 @@ class Stack:
 
     def start(self, kind: str, name: str, env: Mapping[str, str], *, ready_timeout_s: float = 120) -> Service:
         """Start ``kind`` (defender, attacker, orchestrator, model) and wait until it is ready."""
-        gc_file = self.workdir / f"{name}.gc.json"
+        gc_file = self.workdir / f"{name}.gc.txt"
         handle = self.services.start(
             kind,
             name=name,
