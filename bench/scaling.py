@@ -5,7 +5,10 @@ round-robin proxy standing in for a Kubernetes Service, so the attacker sees one
 N orchestrator replicas taking matches from the shared Redis queue. N goes 1, 2, 4, then
 4, 2, 1 in the next round, so machine drift hits every N alike. On a machine with two
 cores, more processes cannot add CPU: the curve says how much the arena gains from
-spreading its work over both cores and what extra replicas then cost.
+spreading its work over both cores and what extra replicas then cost. The goal (issue 23):
+with 4 replicas of each, the arena's CPU per match (orchestrators, attacker, defenders; not
+the model server) is at most 1.1x that of one, so replicas add no overhead of their own
+(polling, heartbeats, pools) and add capacity where there are cores for them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from bench.harness import BENCH_DIR, BenchError, Service, Stack, stack
 from bench.scenario import BenchOptions, Outcome
 
 REPLICAS = (1, 2, 4)
+CPU_RATIO_GOAL = 1.1
+"""Arena CPU per match with the most replicas, at most this many times that with one."""
 
 
 def _proxy(listen: int, upstreams: list[int]) -> subprocess.Popen[bytes]:
@@ -99,30 +104,37 @@ def run(options: BenchOptions) -> Outcome:
         for n, runs in results.items()
     }
     busy = {n: max(sum(run.cpu_s.values()) / run.wall_s for run in runs) for n, runs in results.items()}
-    cpu_per_match = {
-        n: min(sum(run.cpu_s.values()) / run.matches for run in runs) * 1000 for n, runs in results.items()
-    }
+    cpu_per_match = {n: min(run.arena_cpu_ms_per_match for run in runs) for n, runs in results.items()}
+    most = REPLICAS[-1]
+    cpu_ratio = cpu_per_match[most] / cpu_per_match[REPLICAS[0]]
+    met = cpu_ratio <= CPU_RATIO_GOAL
     explanation = (
         "arena processes kept "
         + ", ".join(f"{busy[n]:.1f}" for n in REPLICAS)
         + " of the machine's cores busy and spent "
         + ", ".join(f"{cpu_per_match[n]:.0f}" for n in REPLICAS)
-        + f" ms of CPU per match with {', '.join(map(str, REPLICAS))} replicas: the work is CPU-bound "
-        "and one replica of each already spreads it over both cores, so more replicas only add "
-        "their own overhead (pools, polling, heartbeats) on the same cores"
+        + f" ms of CPU per match with {', '.join(map(str, REPLICAS))} replicas "
+        + f"({most} replicas: {cpu_ratio:.2f}x the CPU per match of one"
+        + (f", goal {CPU_RATIO_GOAL}x" if met else f", missing {CPU_RATIO_GOAL}x")
+        + "); on two cores the work is CPU-bound and one replica of each already spreads it over "
+        "both, so more replicas cannot add matches per second here, only their own overhead"
     )
     return Outcome(
         id="scaling",
         title="Scaling: defender replicas and orchestrator workers",
-        goal="report the curve for 1, 2, 4 replicas on this machine and explain it",
-        measured=curve,
-        met=None,
+        goal=(
+            f"arena CPU per match with {most} replicas <= {CPU_RATIO_GOAL}x that of one; "
+            "report the curve for 1, 2, 4 replicas"
+        ),
+        measured=f"{curve}; CPU per match {cpu_ratio:.2f}x",
+        met=met,
         explanation=explanation,
         details={
             "matches": matches,
             "turns": TURNS,
             "concurrency": CONCURRENCY,
             "matches_per_s": rate,
+            "arena_cpu_ms_per_match": cpu_per_match,
             "cpu_s_per_process": cpu,
             "runs": {n: [run.as_dict() for run in runs] for n, runs in results.items()},
         },

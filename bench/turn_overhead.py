@@ -17,7 +17,7 @@ from bench.scenario import BenchOptions, Outcome
 
 MODEL_LATENCY_MS = 20
 TURNS_PER_CONVERSATION = 5
-P50_GOAL, P99_GOAL, CPU_GOAL_MS = 1.20, 1.35, 4.0
+P50_GOAL, P99_GOAL, CPU_GOAL_MS = 1.15, 1.35, 4.0
 
 
 def run(options: BenchOptions) -> Outcome:
