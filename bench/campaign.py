@@ -8,8 +8,8 @@ The campaign is submitted over the REST API and followed until it is finished.
 The model-bound ideal is what an arena that cost nothing would take: every model call
 takes 50 ms and 64 run at once, so ``model calls x 50 ms / 64``. The goals (issue 23): at
 most 3x that ideal, and at most 25 ms of CPU per match over the arena's own processes
-(orchestrator, attacker, defender: the scripted model stands in for a model server and is
-reported but not counted). Resident memory of
+(orchestrator, attacker, defender and Redis: the scripted model stands in for a model server
+and is reported but not counted). Resident memory of
 every process is sampled five times a second; the medians over the first and over the last
 100 matches are compared, within each campaign and from the first campaign to the next.
 
@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from bench.harness import BenchError, Service, Stack, stack
+from bench.harness import BenchError, OtherProcess, ProcessReadings, Service, Stack, stack
 from bench.scenario import BenchOptions, Outcome
 
 MODEL_LATENCY_MS = 50
@@ -35,7 +36,7 @@ TURNS = 5
 GOAL = 3.0
 """At most this many times the model-bound ideal."""
 CPU_GOAL_MS = 25.0
-"""At most this much CPU per match over the arena's processes (all but the model server)."""
+"""At most this much CPU per match over the arena's processes (Redis too; not the model server)."""
 MEMORY_GOAL = 0.10
 EARLY_MATCHES = 100
 
@@ -98,7 +99,11 @@ def campaign_spec(name: str, defender_url: str, matches: int) -> str:
 
 
 def play(
-    orchestrator_url: str, defender_url: str, matches: int, processes: dict[str, Service], name: str
+    orchestrator_url: str,
+    defender_url: str,
+    matches: int,
+    processes: Mapping[str, ProcessReadings],
+    name: str,
 ) -> CampaignRun:
     """Submit a campaign, follow it to the end, and read memory and CPU on the way."""
     cpu_before = {label: service.cpu_seconds() for label, service in processes.items()}
@@ -184,8 +189,11 @@ def start_arena(bench: Stack, *, defenders: int = 1, orchestrators: int = 1) -> 
 def run(options: BenchOptions) -> Outcome:
     matches = options.scale(500, 60)
     with stack() as bench:
-        processes = start_arena(bench)
-        orchestrator, defender = processes["orchestrator-0"], processes["defender-0"]
+        services = start_arena(bench)
+        orchestrator, defender = services["orchestrator-0"], services["defender-0"]
+        assert bench.redis is not None
+        assert bench.redis.process is not None
+        processes: dict[str, ProcessReadings] = {**services, "redis": OtherProcess(bench.redis.process.pid)}
         play(orchestrator.url, defender.url, 20, processes, "warm-up")
         runs = [
             play(orchestrator.url, defender.url, matches, processes, f"bench-{index}")

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -134,6 +134,27 @@ def run_load(spec: Mapping[str, Any], *, timeout_s: float = 1800.0) -> LoadResul
 
 class BenchError(Exception):
     """A benchmark could not run (a service failed, the load client saw errors)."""
+
+
+class ProcessReadings(Protocol):
+    """What a benchmark reads of a process: a service, or Redis."""
+
+    def cpu_seconds(self) -> float: ...
+
+    def rss_bytes(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class OtherProcess:
+    """A process the stack started that is not an arena service (Redis), read from /proc."""
+
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def rss_bytes(self) -> int:
+        return rss_bytes(self.pid)
 
 
 @dataclass
