@@ -10,7 +10,8 @@ takes 50 ms and 64 run at once, so ``model calls x 50 ms / 64``. The goals (issu
 most 3x that ideal, and at most 25 ms of CPU per match over the arena's own processes
 (orchestrator, attacker, defender and Redis: the scripted model stands in for a model server
 and is reported but not counted). Resident memory of
-every process is sampled five times a second; the medians over the first and over the last
+every service is sampled five times a second (Redis's too, reported but not held to the goal:
+it is the data kept); the medians over the first and over the last
 100 matches are compared, within each campaign and from the first campaign to the next.
 
 :func:`play` is shared with the scaling benchmark (bench/scaling.py).
@@ -204,10 +205,11 @@ def run(options: BenchOptions) -> Outcome:
     worst = max(run.ratio for run in runs)
     cpu_best = min(run.arena_cpu_ms_per_match for run in runs)
     cpu_worst = max(run.arena_cpu_ms_per_match for run in runs)
-    growth = {
-        label: max(run.rss_end[label] / run.rss_early[label] - 1 for run in runs) for label in runs[0].rss_end
-    }
-    across = {label: runs[-1].rss_end[label] / runs[0].rss_end[label] - 1 for label in runs[0].rss_end}
+    # Redis's memory is the data it keeps (tasks and results, until their TTLs): it grows with
+    # every campaign by design, so it is reported, not held to the goal.
+    held = [label for label in runs[0].rss_end if label != "redis"]
+    growth = {label: max(run.rss_end[label] / run.rss_early[label] - 1 for run in runs) for label in held}
+    across = {label: runs[-1].rss_end[label] / runs[0].rss_end[label] - 1 for label in held}
     memory_ok = all(abs(value) <= MEMORY_GOAL for value in [*growth.values(), *across.values()])
     met = worst <= GOAL and cpu_worst <= CPU_GOAL_MS and memory_ok
     misses = []
