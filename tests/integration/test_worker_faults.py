@@ -46,6 +46,7 @@ from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchRequest, MatchResult, Outcome
 from arena_core.redis_state import RedisClients
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP, RedisKeys
+from arena_orchestrator import worker as worker_module
 from arena_orchestrator.app import create_orchestrator_app
 from arena_orchestrator.campaign_models import Campaign, CampaignProgress, MatchJob, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService, new_campaign_id
@@ -606,6 +607,22 @@ async def test_two_deliveries_of_one_match_never_play_at_once_and_caps_hold(worl
     assert player.plays == Counter({0: 1, 1: 1}), "a match was played twice"
     assert player.peak == 1 and player.peak_same_match == 1
     assert await world.service.queue.depth() == 0, "the duplicate delivery was not acknowledged"
+
+
+async def test_a_lease_released_on_a_worker_starts_its_next_waiting_match_at_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asking the store again for a lease takes an hour here: only the wake-up of a waiter when
+    # this worker releases a lease can start the second and third matches of a campaign that
+    # plays one at a time.
+    monkeypatch.setattr(worker_module, "SLOT_WAIT_S", 3600.0)
+    monkeypatch.setattr(worker_module, "SLOT_WAIT_MAX_S", 3600.0)
+    player = FakePlayer()
+    progress = await world.service.submit(make_spec(repetitions=3, concurrency=1))
+    async with running(world.worker(player, "w1")):
+        done = await finished(world.service, progress.id)
+    assert (done.status, done.counts.defended) == ("completed", 3)
+    assert player.peak == 1 and sum(player.plays.values()) == 3
 
 
 async def test_a_duplicate_waiting_on_a_dead_workers_lease_plays_once_it_lapses(redis_world: World) -> None:
