@@ -613,16 +613,17 @@ async def test_a_lease_released_on_a_worker_starts_its_next_waiting_match_at_onc
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Asking the store again for a lease takes an hour here: only the wake-up of a waiter when
-    # this worker releases a lease can start the second and third matches of a campaign that
-    # plays one at a time.
+    # this worker releases a lease can start the next match of a campaign that plays one at a
+    # time, and a release that lands while a waiter is still asking must not be lost (the
+    # waiter asks again at once). Eight deliveries wait at once, twelve matches in all.
     monkeypatch.setattr(worker_module, "SLOT_WAIT_S", 3600.0)
     monkeypatch.setattr(worker_module, "SLOT_WAIT_MAX_S", 3600.0)
     player = FakePlayer()
-    progress = await world.service.submit(make_spec(repetitions=3, concurrency=1))
+    progress = await world.service.submit(make_spec(repetitions=12, concurrency=1))
     async with running(world.worker(player, "w1")):
         done = await finished(world.service, progress.id)
-    assert (done.status, done.counts.defended) == ("completed", 3)
-    assert player.peak == 1 and sum(player.plays.values()) == 3
+    assert (done.status, done.counts.defended) == ("completed", 12)
+    assert player.peak == 1 and sum(player.plays.values()) == 12
 
 
 async def test_a_duplicate_waiting_on_a_dead_workers_lease_plays_once_it_lapses(redis_world: World) -> None:

@@ -161,6 +161,9 @@ class CampaignWorker:
         self._campaigns: OrderedDict[str, Campaign] = OrderedDict()
         self._slot_waiters: dict[str, deque[asyncio.Future[object]]] = {}
         """Per campaign, this worker's deliveries waiting for a lease, oldest first."""
+        self._leases_released = 0
+        """Leases this worker released so far (any campaign): a delivery whose ask for a lease
+        overlapped a release asks again at once instead of waiting (its answer may predate it)."""
         self._stopping = asyncio.Event()
         self._slots_free = asyncio.Event()
         self._next_reclaim = 0.0
@@ -330,6 +333,7 @@ class CampaignWorker:
     def _wake_slot_waiters(self, campaign_id: str) -> None:
         """A lease of ``campaign_id`` was just released here: wake the longest waiting of this
         worker's deliveries waiting for one (only one: a released lease fits one match)."""
+        self._leases_released += 1
         waiters = self._slot_waiters.get(campaign_id)
         while waiters:
             freed = waiters.popleft()
@@ -392,6 +396,7 @@ class CampaignWorker:
         )
         wait_s = SLOT_WAIT_S
         while True:
+            released_before = self._leases_released
             status = await self._store.status(job.campaign_id)
             if status is None:
                 return
@@ -413,8 +418,10 @@ class CampaignWorker:
                 return
             # "full": no room yet. "held": another delivery of this match is being played;
             # wait for its record (or for its lease to lapse if its worker died).
-            await self._wait_for_slot(job.campaign_id, wait_s * _JITTER.uniform(0.5, 1.0))
-            wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
+            # A lease released here while this one asked woke no one for it: ask again at once.
+            if self._leases_released == released_before:
+                await self._wait_for_slot(job.campaign_id, wait_s * _JITTER.uniform(0.5, 1.0))
+                wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
             if self._stopping.is_set():
                 raise _Stopping
         try:
