@@ -424,12 +424,14 @@ def create_target_rate_limiter(settings: ArenaSettings) -> RateLimiter:
             settings.redis_url,
             max_connections=settings.redis_max_connections,
             timeout_s=settings.redis_timeout_s,
+            connect_timeout_s=settings.redis_connect_timeout_s,
         )
         if is_cluster_url(settings.redis_url)
         else pooled_redis(
             settings.redis_url,
             max_connections=settings.redis_max_connections,
             timeout_s=settings.redis_timeout_s,
+            connect_timeout_s=settings.redis_connect_timeout_s,
             retry_on_timeout=False,
         )
     )

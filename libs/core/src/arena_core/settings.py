@@ -70,6 +70,7 @@ class ArenaSettings(BaseSettings):
     redis_namespace: str = Field(default="", max_length=64, pattern=r"^[A-Za-z0-9_.-]*$")
     redis_max_connections: int = Field(default=64, ge=2, le=10_000)
     redis_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    redis_connect_timeout_s: float = Field(default=10.0, gt=0, le=120)
     redis_block_ms: int = Field(default=5000, ge=10, le=60_000)
     task_ttl_s: float = Field(default=86_400.0, gt=0)
     max_tasks: int = Field(default=100_000, ge=1, le=100_000_000)

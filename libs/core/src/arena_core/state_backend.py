@@ -58,6 +58,7 @@ def redis_config(settings: ArenaSettings) -> RedisConfig | None:
         namespace=settings.redis_namespace,
         max_connections=settings.redis_max_connections,
         timeout_s=settings.redis_timeout_s,
+        connect_timeout_s=settings.redis_connect_timeout_s,
         block_ms=settings.redis_block_ms,
         task_ttl_s=settings.task_ttl_s,
         stream_maxlen=settings.event_stream_maxlen,

@@ -25,8 +25,9 @@ from arena_core.a2a.egress_guard import EgressGuard
 from arena_core.errors import ArenaError
 from arena_core.http_auth import ApiTokens, BearerAuth
 from arena_core.http_limits import BodySizeLimit
-from arena_core.redis_state import RedisClients, RedisConfig, redacted
+from arena_core.redis_state import RedisClients, redacted
 from arena_core.settings import ArenaSettings
+from arena_core.state_backend import redis_config
 from arena_core.telemetry import telemetry_enabled
 from arena_core.telemetry.metrics import observe_queue_depth
 from arena_orchestrator.api import arena_error_response, build_api_router, error_response
@@ -54,17 +55,10 @@ logger = logging.getLogger(__name__)
 
 def create_backend(settings: ArenaSettings) -> tuple[CampaignStore, MatchQueue]:
     """Redis store and queue when ``ARENA_REDIS_URL`` is set, else in-memory ones."""
-    if settings.redis_url is None:
+    config = redis_config(settings)
+    if config is None:
         return MemoryCampaignStore(), MemoryMatchQueue()
-    clients = RedisClients.connect(
-        RedisConfig(
-            url=settings.redis_url,
-            namespace=settings.redis_namespace,
-            max_connections=settings.redis_max_connections,
-            timeout_s=settings.redis_timeout_s,
-            block_ms=settings.redis_block_ms,
-        )
-    )
+    clients = RedisClients.connect(config)
     return RedisCampaignStore(clients, campaign_ttl_s=settings.campaign_ttl_s), RedisMatchQueue(clients)
 
 

@@ -33,12 +33,21 @@ from arena_core.redis_url import cluster_nodes, is_cluster_url
 
 @dataclass(frozen=True, slots=True)
 class RedisConfig:
-    """How to reach Redis. See ``ARENA_REDIS_*`` in deploy/.env.example."""
+    """How to reach Redis. See ``ARENA_REDIS_*`` in deploy/.env.example.
+
+    ``timeout_s`` bounds a command and the wait for a free pooled connection;
+    ``connect_timeout_s`` bounds opening a new one (the host name's lookup and the TCP
+    connect). It is longer on purpose: one lost DNS or SYN packet costs the resolver or the
+    kernel seconds before it asks again (5 s for glibc's resolver, 1 s then 3 s for a SYN), and
+    a connection opened under load must not fail a match for it. A Redis that is down refuses
+    at once, so it still fails fast.
+    """
 
     url: str
     namespace: str = ""
     max_connections: int = 64
     timeout_s: float = 2.0
+    connect_timeout_s: float = 10.0
     block_ms: int = 5000
     task_ttl_s: float = 86_400.0
     stream_maxlen: int = 1000
@@ -69,12 +78,16 @@ class RedisClients:
         blocking: RedisClient
         if is_cluster_url(config.url):
             commands = cluster_redis(
-                config.url, max_connections=config.max_connections, timeout_s=config.timeout_s
+                config.url,
+                max_connections=config.max_connections,
+                timeout_s=config.timeout_s,
+                connect_timeout_s=config.connect_timeout_s,
             )
             blocking = cluster_redis(
                 config.url,
                 max_connections=config.max_connections,
                 timeout_s=config.timeout_s,
+                connect_timeout_s=config.connect_timeout_s,
                 socket_timeout_s=config.timeout_s + config.block_ms / 1000,
             )
             return cls(commands, blocking, RedisKeys(config.namespace), config)
@@ -82,12 +95,14 @@ class RedisClients:
             config.url,
             max_connections=config.max_connections,
             timeout_s=config.timeout_s,
+            connect_timeout_s=config.connect_timeout_s,
             retry_on_timeout=False,
         )
         blocking = pooled_redis(
             config.url,
             max_connections=config.max_connections,
             timeout_s=config.timeout_s,
+            connect_timeout_s=config.connect_timeout_s,
             socket_timeout_s=config.timeout_s + config.block_ms / 1000,
         )
         return cls(commands, blocking, RedisKeys(config.namespace), config)
@@ -111,6 +126,7 @@ def pooled_redis(
     *,
     max_connections: int,
     timeout_s: float,
+    connect_timeout_s: float | None = None,
     socket_timeout_s: float | None = None,
     retry_on_timeout: bool | None = None,
 ) -> Redis:
@@ -120,7 +136,8 @@ def pooled_redis(
     redis-py's default pool fails such a command at once (``MaxConnectionsError``): an
     orchestrator running 64 matches with 64 connections refused campaigns under load
     (bench/campaign.py found it). Socket reads time out after ``socket_timeout_s``
-    (default ``timeout_s``), connects after ``timeout_s``.
+    (default ``timeout_s``); opening a connection (the name's lookup and the TCP connect)
+    after ``connect_timeout_s`` (default ``timeout_s``; see :class:`RedisConfig`).
     """
     options: dict[str, object] = {}
     if retry_on_timeout is not None:
@@ -130,7 +147,7 @@ def pooled_redis(
         max_connections=max_connections,
         timeout=timeout_s,
         socket_timeout=timeout_s if socket_timeout_s is None else socket_timeout_s,
-        socket_connect_timeout=timeout_s,
+        socket_connect_timeout=timeout_s if connect_timeout_s is None else connect_timeout_s,
         health_check_interval=30,
         **options,
     )
@@ -170,6 +187,7 @@ def cluster_redis(
     *,
     max_connections: int,
     timeout_s: float,
+    connect_timeout_s: float | None = None,
     socket_timeout_s: float | None = None,
 ) -> RedisCluster:
     """A Redis Cluster client for a ``redis+cluster://`` URL (see :func:`cluster_nodes`):
@@ -182,7 +200,7 @@ def cluster_redis(
         wait_s=timeout_s,
         max_connections=2 * max_connections,
         socket_timeout=timeout_s if socket_timeout_s is None else socket_timeout_s,
-        socket_connect_timeout=timeout_s,
+        socket_connect_timeout=timeout_s if connect_timeout_s is None else connect_timeout_s,
         health_check_interval=30,
     )
 
