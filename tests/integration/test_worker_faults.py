@@ -626,6 +626,31 @@ async def test_a_lease_released_on_a_worker_starts_its_next_waiting_match_at_onc
     assert player.peak == 1 and sum(player.plays.values()) == 12
 
 
+async def test_a_released_lease_wakes_a_delivery_of_the_same_defender_first(world: World) -> None:
+    # Defender b's delivery has waited longest, but a's lease was released: only a delivery of a
+    # can use both the campaign's slot and a's (b's may be full). With no delivery of its
+    # defender waiting, a release wakes the longest waiting of the campaign.
+    defenders = [{"name": name, "url": f"http://{name}", "max_concurrency": 1} for name in "abc"]
+    progress = await world.service.submit(make_spec(defenders=defenders, concurrency=2))
+    campaign = await world.service.campaign(progress.id)
+    jobs = {job.cell.defender: job for job in (job_for(campaign, index) for index in range(3))}
+    worker = world.worker(FakePlayer(), "w1")
+    waiting_b = asyncio.create_task(worker._wait_for_slot(jobs["b"], 3600.0))
+    await asyncio.sleep(0)
+    waiting_a = asyncio.create_task(worker._wait_for_slot(jobs["a"], 3600.0))
+    await asyncio.sleep(0)
+    try:
+        worker._wake_slot_waiter(jobs["a"])
+        await asyncio.wait_for(waiting_a, DEADLINE_S)
+        await asyncio.sleep(0.05)
+        assert not waiting_b.done()
+        worker._wake_slot_waiter(jobs["c"])
+        await asyncio.wait_for(waiting_b, DEADLINE_S)
+    finally:
+        waiting_a.cancel()
+        waiting_b.cancel()
+
+
 async def test_a_duplicate_waiting_on_a_dead_workers_lease_plays_once_it_lapses(redis_world: World) -> None:
     # A re-queued batch left two entries of match 0. A worker took the first, its lease and its
     # first attempt, then died (no release: a crash). A live worker holds the second entry and

@@ -7,8 +7,9 @@ Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
 2. skip it if it already has a record (a redelivery), record it ``canceled``
    or ``skipped`` if the campaign was canceled or ran out of token budget;
 3. wait for a concurrency lease (campaign-wide and per defender, shared by all
-   replicas through the store). A lease this worker releases wakes the longest
-   waiting of its own deliveries of that campaign at once (one lease, one waiter);
+   replicas through the store). A lease this worker releases wakes one of its own
+   deliveries waiting for that campaign at once (one lease, one waiter: the longest
+   waiting for the same defender, else the longest waiting);
    leases released by other replicas are found by asking again after a wait that
    grows from :data:`SLOT_WAIT_S` to :data:`SLOT_WAIT_MAX_S` (jittered), so that many
    waiting deliveries do not each poll the store four times a second (the scaling
@@ -159,8 +160,9 @@ class CampaignWorker:
         self.name = name or consumer_name()
         self._running: dict[str, _Running] = {}
         self._campaigns: OrderedDict[str, Campaign] = OrderedDict()
-        self._slot_waiters: dict[str, deque[asyncio.Future[object]]] = {}
-        """Per campaign, this worker's deliveries waiting for a lease, oldest first."""
+        self._slot_waiters: dict[str, deque[tuple[str, asyncio.Future[object]]]] = {}
+        """Per campaign, this worker's deliveries waiting for a lease, oldest first: each
+        one's defender, and the future that wakes it."""
         self._leases_released = 0
         """Leases this worker released so far (any campaign): a delivery whose ask for a lease
         overlapped a release asks again at once instead of waiting (its answer may predate it)."""
@@ -312,12 +314,13 @@ class CampaignWorker:
             return
         logger.info("stopping: handed %d match(es) back to the queue for another worker", handed)
 
-    async def _wait_for_slot(self, campaign_id: str, seconds: float) -> None:
-        """Wait ``seconds`` at most; less when this worker releases a lease of ``campaign_id``
-        and this is the longest waiting of its waiters, or when the worker stops."""
+    async def _wait_for_slot(self, job: MatchJob, seconds: float) -> None:
+        """Wait ``seconds`` at most; less when this worker releases a lease of the job's campaign
+        and wakes this delivery (see :meth:`_wake_slot_waiter`), or when the worker stops."""
         freed: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-        waiters = self._slot_waiters.setdefault(campaign_id, deque())
-        waiters.append(freed)
+        waiter = (job.cell.defender, freed)
+        waiters = self._slot_waiters.setdefault(job.campaign_id, deque())
+        waiters.append(waiter)
         stopping: asyncio.Future[object] = asyncio.ensure_future(self._stopping.wait())
         either: set[asyncio.Future[object]] = {stopping, freed}
         try:
@@ -326,20 +329,25 @@ class CampaignWorker:
             stopping.cancel()
             freed.cancel()
             with contextlib.suppress(ValueError):
-                waiters.remove(freed)
-            if not waiters and self._slot_waiters.get(campaign_id) is waiters:
-                del self._slot_waiters[campaign_id]
+                waiters.remove(waiter)
+            if not waiters and self._slot_waiters.get(job.campaign_id) is waiters:
+                del self._slot_waiters[job.campaign_id]
 
-    def _wake_slot_waiters(self, campaign_id: str) -> None:
-        """A lease of ``campaign_id`` was just released here: wake the longest waiting of this
-        worker's deliveries waiting for one (only one: a released lease fits one match)."""
+    def _wake_slot_waiter(self, job: MatchJob) -> None:
+        """The job's lease was just released here: wake one of this worker's deliveries waiting
+        for a lease of its campaign (one lease fits one match). The longest waiting for the same
+        defender, which can use both the campaign's slot and the defender's; else the longest
+        waiting of the campaign, which can use the campaign's slot if its own defender has room."""
         self._leases_released += 1
-        waiters = self._slot_waiters.get(campaign_id)
-        while waiters:
-            freed = waiters.popleft()
-            if not freed.done():
-                freed.set_result(None)
-                return
+        waiters = self._slot_waiters.get(job.campaign_id)
+        if not waiters:
+            return
+        chosen = next((w for w in waiters if w[0] == job.cell.defender and not w[1].done()), None)
+        if chosen is None:
+            chosen = next((w for w in waiters if not w[1].done()), None)
+        if chosen is not None:
+            waiters.remove(chosen)
+            chosen[1].set_result(None)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -411,7 +419,7 @@ class CampaignWorker:
                     break
                 # Another worker recorded it while this one waited.
                 await self._store.release_slots(job)
-                self._wake_slot_waiters(job.campaign_id)
+                self._wake_slot_waiter(job)
                 running.leased = False
                 return
             if grant == "held" and await self._store.has_record(job.campaign_id, job.match_id):
@@ -420,7 +428,7 @@ class CampaignWorker:
             # wait for its record (or for its lease to lapse if its worker died).
             # A lease released here while this one asked woke no one for it: ask again at once.
             if self._leases_released == released_before:
-                await self._wait_for_slot(job.campaign_id, wait_s * _JITTER.uniform(0.5, 1.0))
+                await self._wait_for_slot(job, wait_s * _JITTER.uniform(0.5, 1.0))
                 wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
             if self._stopping.is_set():
                 raise _Stopping
@@ -440,7 +448,7 @@ class CampaignWorker:
         finally:
             with contextlib.suppress(StateUnavailableError):
                 await self._store.release_slots(job)
-            self._wake_slot_waiters(job.campaign_id)
+            self._wake_slot_waiter(job)
 
     async def _play_with_retries(self, job: MatchJob, running: _Running) -> tuple[MatchResult | None, int]:
         """Play until a result worth keeping; None when the campaign was canceled meanwhile, or is gone."""
