@@ -616,14 +616,62 @@ async def test_a_lease_released_on_a_worker_starts_its_next_waiting_match_at_onc
     # this worker releases a lease can start the next match of a campaign that plays one at a
     # time, and a release that lands while a waiter is still asking must not be lost (the
     # waiter asks again at once). Eight deliveries wait at once, twelve matches in all.
-    monkeypatch.setattr(worker_module, "SLOT_WAIT_S", 3600.0)
-    monkeypatch.setattr(worker_module, "SLOT_WAIT_MAX_S", 3600.0)
+    for name in ("SLOT_WAIT_S", "SLOT_WAIT_MAX_S", "SLOT_WAIT_IDLE_S"):
+        monkeypatch.setattr(worker_module, name, 3600.0)
     player = FakePlayer()
     progress = await world.service.submit(make_spec(repetitions=12, concurrency=1))
     async with running(world.worker(player, "w1")):
         done = await finished(world.service, progress.id)
     assert (done.status, done.counts.defended) == ("completed", 12)
     assert player.peak == 1 and sum(player.plays.values()) == 12
+
+
+class CountingAsks(StoreProxy):
+    """Counts ``acquire_slots`` calls per match index, and those answered "full"."""
+
+    def __init__(self, inner: CampaignStore) -> None:
+        super().__init__(inner)
+        self.asks: Counter[int] = Counter()
+        self.full: Counter[int] = Counter()
+
+    async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> str:
+        grant: str = await self.inner.acquire_slots(job, slots, lease_s)
+        self.asks[job.index] += 1
+        if grant == "full":
+            self.full[job.index] += 1
+        return grant
+
+
+async def test_one_waiting_delivery_per_campaign_and_defender_asks_the_store_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seven deliveries wait for the one lease of a campaign that plays one match at a time. Only
+    # one of them (the asker) asks the store again, here every 20 ms; the others wait to be woken
+    # (their own wait, an hour here, is a safety net). Once the first match ends they all play,
+    # one after another: each asker hands the asking on when it gets the lease.
+    monkeypatch.setattr(worker_module, "SLOT_WAIT_S", 0.02)
+    monkeypatch.setattr(worker_module, "SLOT_WAIT_MAX_S", 0.02)
+    monkeypatch.setattr(worker_module, "SLOT_WAIT_IDLE_S", 3600.0)
+    store = CountingAsks(world.service.store)
+    service = world.with_store(store.as_store())
+    gate = asyncio.Event()
+    player = FakePlayer(hang_until(gate))
+    progress = await service.submit(make_spec(repetitions=8, concurrency=1))
+    async with running(CampaignWorker(service, player, CONFIG, name="w1")):
+
+        async def seven_wait() -> bool:
+            return len(store.full) == 7
+
+        async def asked_again() -> bool:
+            return max(store.full.values()) >= 5
+
+        await eventually(seven_wait, "seven deliveries wait")
+        await eventually(asked_again, "the asker asks again")
+        assert sum(1 for n in store.full.values() if n > 1) == 1, store.full
+        gate.set()
+        done = await finished(service, progress.id)
+    assert (done.status, done.counts.defended) == ("completed", 8)
+    assert player.peak == 1 and sum(player.plays.values()) == 8
 
 
 async def test_a_released_lease_wakes_a_delivery_of_the_same_defender_first(world: World) -> None:

@@ -9,11 +9,13 @@ Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
 3. wait for a concurrency lease (campaign-wide and per defender, shared by all
    replicas through the store). A lease this worker releases wakes one of its own
    deliveries waiting for that campaign at once (one lease, one waiter: the longest
-   waiting for the same defender, else the longest waiting);
-   leases released by other replicas are found by asking again after a wait that
-   grows from :data:`SLOT_WAIT_S` to :data:`SLOT_WAIT_MAX_S` (jittered), so that many
-   waiting deliveries do not each poll the store four times a second (the scaling
-   benchmark measured that as most of four orchestrators' CPU);
+   waiting for the same defender, else the longest waiting). Leases released by other
+   replicas are found by one asker per campaign and defender on each worker, which asks
+   the store again after a wait that grows from :data:`SLOT_WAIT_S` to
+   :data:`SLOT_WAIT_MAX_S` (jittered) and, once it has a lease, hands the asking to the
+   next waiting delivery, which asks at once; the others only wait to be woken. Many
+   waiting deliveries used to poll the store four times a second each: the scaling
+   benchmark measured that as most of four orchestrators' CPU;
 4. play it through the :class:`~arena_orchestrator.match_player.MatchPlayer`,
    retrying infrastructure failures with exponential backoff, then recording
    them as errors (an error is neither a win nor a defence). An attacker that
@@ -89,6 +91,9 @@ SLOT_WAIT_S = 0.25
 """The first wait of a delivery for a lease before it asks the store again."""
 SLOT_WAIT_MAX_S = 2.0
 """The longest wait between asks: how long a lease another replica released may stay unused."""
+SLOT_WAIT_IDLE_S = 10.0
+"""How long a waiting delivery that is not its worker's asker (see :meth:`CampaignWorker._play_and_record`)
+waits before asking anyway: a safety net only, as an asker or a release normally wakes it first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +168,9 @@ class CampaignWorker:
         self._slot_waiters: dict[str, deque[tuple[str, asyncio.Future[object]]]] = {}
         """Per campaign, this worker's deliveries waiting for a lease, oldest first: each
         one's defender, and the future that wakes it."""
+        self._slot_askers: set[tuple[str, str]] = set()
+        """The (campaign, defender) pairs for which one of this worker's waiting deliveries asks the
+        store again now and then; the other deliveries waiting for the same pair wait to be woken."""
         self._leases_released = 0
         """Leases this worker released so far (any campaign): a delivery whose ask for a lease
         overlapped a release asks again at once instead of waiting (its answer may predate it)."""
@@ -333,12 +341,16 @@ class CampaignWorker:
             if not waiters and self._slot_waiters.get(job.campaign_id) is waiters:
                 del self._slot_waiters[job.campaign_id]
 
-    def _wake_slot_waiter(self, job: MatchJob) -> None:
-        """The job's lease was just released here: wake one of this worker's deliveries waiting
-        for a lease of its campaign (one lease fits one match). The longest waiting for the same
-        defender, which can use both the campaign's slot and the defender's; else the longest
-        waiting of the campaign, which can use the campaign's slot if its own defender has room."""
+    def _lease_released(self, job: MatchJob) -> None:
+        """The job's lease was just released here: wake one waiting delivery to take it."""
         self._leases_released += 1
+        self._wake_slot_waiter(job)
+
+    def _wake_slot_waiter(self, job: MatchJob) -> None:
+        """Wake one of this worker's deliveries waiting for a lease of the job's campaign (one lease
+        fits one match): the longest waiting for the same defender, which can use both the
+        campaign's slot and the defender's; else the longest waiting of the campaign, which can use
+        the campaign's slot if its own defender has room."""
         waiters = self._slot_waiters.get(job.campaign_id)
         if not waiters:
             return
@@ -403,35 +415,50 @@ class CampaignWorker:
             defender_cap=defender_caps(spec).get(job.cell.defender),
         )
         wait_s = SLOT_WAIT_S
-        while True:
-            released_before = self._leases_released
-            status = await self._store.status(job.campaign_id)
-            if status is None:
-                return
-            if status in ("canceled", "budget_exhausted"):
-                disposition: Disposition = "canceled" if status == "canceled" else "skipped"
-                await self._record(campaign, job, None, disposition, attempts=0)
-                return
-            grant = await self._store.acquire_slots(job, slots, self._config.visibility_timeout_s)
-            if grant == "taken":
-                running.leased = True
-                if not await self._store.has_record(job.campaign_id, job.match_id):
-                    break
-                # Another worker recorded it while this one waited.
-                await self._store.release_slots(job)
+        asker = (job.campaign_id, job.cell.defender)
+        asking = False
+        try:
+            while True:
+                released_before = self._leases_released
+                status = await self._store.status(job.campaign_id)
+                if status is None:
+                    return
+                if status in ("canceled", "budget_exhausted"):
+                    disposition: Disposition = "canceled" if status == "canceled" else "skipped"
+                    await self._record(campaign, job, None, disposition, attempts=0)
+                    return
+                grant = await self._store.acquire_slots(job, slots, self._config.visibility_timeout_s)
+                if grant == "taken":
+                    running.leased = True
+                    if not await self._store.has_record(job.campaign_id, job.match_id):
+                        break
+                    # Another worker recorded it while this one waited.
+                    await self._store.release_slots(job)
+                    self._lease_released(job)
+                    running.leased = False
+                    return
+                if grant == "held" and await self._store.has_record(job.campaign_id, job.match_id):
+                    return
+                # "full": no room yet. "held": another delivery of this match is being played;
+                # wait for its record (or for its lease to lapse if its worker died).
+                # A lease released here while this one asked woke no one for it: ask again at once.
+                if self._leases_released == released_before:
+                    if not asking and asker not in self._slot_askers:
+                        self._slot_askers.add(asker)
+                        asking = True
+                    if asking:
+                        await self._wait_for_slot(job, wait_s * _JITTER.uniform(0.5, 1.0))
+                        wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
+                    else:
+                        await self._wait_for_slot(job, SLOT_WAIT_IDLE_S)
+                if self._stopping.is_set():
+                    raise _Stopping
+        finally:
+            if asking:
+                # Hand the asking over: the next waiting delivery asks at once (another lease may
+                # be free too) and then asks now and then in this one's place.
+                self._slot_askers.discard(asker)
                 self._wake_slot_waiter(job)
-                running.leased = False
-                return
-            if grant == "held" and await self._store.has_record(job.campaign_id, job.match_id):
-                return
-            # "full": no room yet. "held": another delivery of this match is being played;
-            # wait for its record (or for its lease to lapse if its worker died).
-            # A lease released here while this one asked woke no one for it: ask again at once.
-            if self._leases_released == released_before:
-                await self._wait_for_slot(job, wait_s * _JITTER.uniform(0.5, 1.0))
-                wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
-            if self._stopping.is_set():
-                raise _Stopping
         try:
             if self._stopping.is_set():
                 raise _Stopping  # no new match starts once stopping (the lease goes back below)
@@ -448,7 +475,7 @@ class CampaignWorker:
         finally:
             with contextlib.suppress(StateUnavailableError):
                 await self._store.release_slots(job)
-            self._wake_slot_waiter(job)
+            self._lease_released(job)
 
     async def _play_with_retries(self, job: MatchJob, running: _Running) -> tuple[MatchResult | None, int]:
         """Play until a result worth keeping; None when the campaign was canceled meanwhile, or is gone."""
