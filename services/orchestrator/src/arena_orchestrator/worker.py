@@ -13,7 +13,9 @@ Each orchestrator replica runs one :class:`CampaignWorker`, which plays up to
    replicas are found by one asker per campaign and defender on each worker, which asks
    the store again after a wait that grows from :data:`SLOT_WAIT_S` to
    :data:`SLOT_WAIT_MAX_S` (jittered) and, once it has a lease, hands the asking to the
-   next waiting delivery, which asks at once; the others only wait to be woken. Many
+   next waiting delivery, which asks at once; the others only wait to be woken (a
+   delivery waiting for its own match, leased by another delivery of it, asks for
+   itself). Many
    waiting deliveries used to poll the store four times a second each: the scaling
    benchmark measured that as most of four orchestrators' CPU;
 4. play it through the :class:`~arena_orchestrator.match_player.MatchPlayer`,
@@ -361,6 +363,12 @@ class CampaignWorker:
             waiters.remove(chosen)
             chosen[1].set_result(None)
 
+    def _hand_asking_over(self, job: MatchJob) -> None:
+        """The delivery asking for leases of the job's campaign and defender stops asking: wake the
+        next waiting one, which asks at once (another lease may be free too) and then in its place."""
+        self._slot_askers.discard((job.campaign_id, job.cell.defender))
+        self._wake_slot_waiter(job)
+
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), seconds)
@@ -441,12 +449,17 @@ class CampaignWorker:
                     return
                 # "full": no room yet. "held": another delivery of this match is being played;
                 # wait for its record (or for its lease to lapse if its worker died).
+                # Only a delivery told "full" asks for room on behalf of the others; one that waits
+                # for its own match ("held") asks for itself.
+                if grant == "full" and not asking and asker not in self._slot_askers:
+                    self._slot_askers.add(asker)
+                    asking = True
+                elif grant == "held" and asking:
+                    self._hand_asking_over(job)
+                    asking = False
                 # A lease released here while this one asked woke no one for it: ask again at once.
                 if self._leases_released == released_before:
-                    if not asking and asker not in self._slot_askers:
-                        self._slot_askers.add(asker)
-                        asking = True
-                    if asking:
+                    if asking or grant == "held":
                         await self._wait_for_slot(job, wait_s * _JITTER.uniform(0.5, 1.0))
                         wait_s = min(SLOT_WAIT_MAX_S, wait_s * 2)
                     else:
@@ -455,10 +468,7 @@ class CampaignWorker:
                     raise _Stopping
         finally:
             if asking:
-                # Hand the asking over: the next waiting delivery asks at once (another lease may
-                # be free too) and then asks now and then in this one's place.
-                self._slot_askers.discard(asker)
-                self._wake_slot_waiter(job)
+                self._hand_asking_over(job)
         try:
             if self._stopping.is_set():
                 raise _Stopping  # no new match starts once stopping (the lease goes back below)
