@@ -627,16 +627,14 @@ async def test_a_lease_released_on_a_worker_starts_its_next_waiting_match_at_onc
 
 
 class CountingAsks(StoreProxy):
-    """Counts ``acquire_slots`` calls per match index, and those answered "full"."""
+    """Counts the ``acquire_slots`` calls answered "full", per match index."""
 
     def __init__(self, inner: CampaignStore) -> None:
         super().__init__(inner)
-        self.asks: Counter[int] = Counter()
         self.full: Counter[int] = Counter()
 
     async def acquire_slots(self, job: MatchJob, slots: SlotRequest, lease_s: float) -> str:
         grant: str = await self.inner.acquire_slots(job, slots, lease_s)
-        self.asks[job.index] += 1
         if grant == "full":
             self.full[job.index] += 1
         return grant

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import AgentExecutor, SimpleRequestContextBuilder
 from a2a.server.cluster import TaskEventStream, VersionedTaskStore
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskStore
@@ -63,6 +63,7 @@ from starlette.routing import BaseRoute, Route
 
 from arena_core.a2a.agent_lifespan import agent_lifespan
 from arena_core.a2a.card_route import CardCompat, create_card_route
+from arena_core.a2a.fresh_tasks import FreshTaskIds, FreshTaskShortcut
 from arena_core.a2a.integral_numbers import IntegralNumbers
 from arena_core.a2a.json_depth_guard import JsonDepthGuard
 from arena_core.a2a.jsonrpc_content_type_guard import JsonRpcContentTypeGuard
@@ -211,9 +212,17 @@ def build_agent_app(
     how long it may be cached (:func:`arena_core.a2a.card_route.create_card_route`).
     """
     limits = limits or RequestLimits()
+    # New tasks get ids minted here, whose reads before the first save skip the store
+    # (arena_core.a2a.fresh_tasks): three Redis round trips fewer per new task.
+    fresh = FreshTaskIds()
+    if isinstance(task_store, VersionedTaskStore):
+        task_store = FreshTaskShortcut(task_store, fresh)
     handler = ArenaRequestHandler(
         agent_executor=executor,
         task_store=task_store,
+        request_context_builder=SimpleRequestContextBuilder(
+            should_populate_referred_tasks=False, task_store=None, task_id_generator=fresh
+        ),
         agent_card=card,
         interrupted_task_timeout=task_idle_timeout_s,
         event_stream=event_stream,
