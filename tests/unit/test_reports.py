@@ -28,6 +28,7 @@ from arena_orchestrator.campaign_models import (
     OutcomeCounts,
 )
 from arena_orchestrator.campaign_spec import (
+    OVER_REFUSAL,
     AttackerSpec,
     CampaignSpec,
     DefenderSpec,
@@ -36,6 +37,7 @@ from arena_orchestrator.campaign_spec import (
 )
 from arena_orchestrator.campaign_store import CampaignState
 from arena_orchestrator.progress import build_progress
+from arena_orchestrator.ratings import BOOTSTRAP_ROUNDS, contests_from, fit_ratings
 from arena_orchestrator.reports import (
     MEDIA_TYPES,
     defenders_above,
@@ -736,6 +738,36 @@ def test_html_is_self_contained(report: CampaignReport) -> None:
         text = text.replace(defender.url, "")
     assert "http://" not in text
     assert "https://" not in text
+
+
+def test_html_rates_the_campaigns_attackers_and_defenders() -> None:
+    probe = MatchSummary(
+        match_id="m-probe",
+        index=99,
+        repetition=0,
+        cell=CellKey(attacker=OVER_REFUSAL, defender="naive", objective="benign-1"),
+        disposition="played",
+        outcome="defended",
+        finished_at=T0,
+    )
+    report = make_report(extra_matches=[probe])
+    page = parse_page(render_html(report))
+    assert not page.problems, page.problems
+    # Contests only: playbook 2-3, slow-burn 2-2 (its error and canceled match left out), naive
+    # won 1 of 4, hardened 4 of 5 (the refusal left out); the over-refusal probe is no player.
+    expected = fit_ratings(contests_from(report.matches), bootstrap_rounds=BOOTSTRAP_ROUNDS)
+    assert [p.name for p in expected.attackers] == ["slow-burn", "playbook"]
+    assert [p.name for p in expected.defenders] == ["hardened", "naive"]
+    for side, players in (("attackers", expected.attackers), ("defenders", expected.defenders)):
+        for player in players:
+            assert page.texts[f"rating-value-{side}-{player.name}"] == f"{player.rating:.0f}"
+            row = page.texts[f"rating-{side}-{player.name}"]
+            assert f"{player.low:.0f} to {player.high:.0f}" in row
+    hardened = expected.player("defender", "hardened")
+    assert hardened is not None and (hardened.wins, hardened.losses) == (4, 1)
+    assert "rating-attackers-over-refusal" not in page.texts
+    assert "ratings-attackers" in page.attrs and "ratings-defenders" in page.attrs
+    assert "ratings-attackers" not in parse_page(render_html(queued_empty())).attrs  # no contests, no table
 
 
 def test_html_links_matches_and_traces() -> None:

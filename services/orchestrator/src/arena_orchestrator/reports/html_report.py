@@ -48,6 +48,7 @@ from arena_core.probes.model import Severity
 from arena_core.telemetry.spans import jaeger_trace_url
 from arena_orchestrator.campaign_models import CampaignReport, CellProgress, MatchSummary
 from arena_orchestrator.campaign_spec import OVER_REFUSAL, PROTOCOL_PROBES
+from arena_orchestrator.ratings import PlayerRating, contests_from, fit_ratings
 from arena_orchestrator.reports._numbers import above, interval, pct
 from arena_orchestrator.reports.asr_chart import asr_chart
 
@@ -61,6 +62,16 @@ _MAX_CHART_LABEL = 44
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+_RATINGS_HEAD = (
+    ("#", True),
+    ("player", False),
+    ("rating", True),
+    ("95% interval", True),
+    ("", False),
+    ("won", True),
+    ("lost", True),
+)
 
 _OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
     ("attacker_won", "attacker won"),
@@ -286,6 +297,42 @@ def _protocol_probes(report: CampaignReport) -> list[dict[str, Any]]:
     return rows
 
 
+def _ratings(report: CampaignReport) -> dict[str, Any] | None:
+    """The campaign's own Bradley-Terry table, with where each interval bar sits (0-100%)."""
+    ratings = fit_ratings(contests_from(report.matches))
+    rows = [*ratings.attackers, *ratings.defenders]
+    if not rows:
+        return None
+    lowest = min(row.low for row in rows)
+    span = max(max(row.high for row in rows) - lowest, 1.0)
+
+    def at(value: float) -> str:
+        return f"{(value - lowest) / span * 100:.1f}"
+
+    def side(players: list[PlayerRating]) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": p.name,
+                "rating": f"{p.rating:.0f}",
+                "interval": f"{p.low:.0f} to {p.high:.0f}",
+                "left": at(p.low),
+                "width": f"{max((p.high - p.low) / span * 100, 0.5):.1f}",
+                "mark": at(p.rating),
+                "wins": p.wins,
+                "losses": p.losses,
+            }
+            for p in players
+        ]
+
+    return {
+        "matches": ratings.matches,
+        "sides": [
+            ("Attackers", "attackers", side(ratings.attackers)),
+            ("Defenders", "defenders", side(ratings.defenders)),
+        ],
+    }
+
+
 def _match_rows(report: CampaignReport, match_url: Callable[[str], str]) -> list[dict[str, Any]]:
     """The matches in index order, numbered from 1, with their outcome, error and links."""
     rows = []
@@ -391,6 +438,8 @@ def render_html(report: CampaignReport, *, match_url: Callable[[str], str] | Non
                 ("requests", True),
             ),
             verdicts=_verdicts(report),
+            ratings=_ratings(report),
+            ratings_head=_RATINGS_HEAD,
             cell_head=_CELL_HEAD,
             cells=cells,
             strategies=order.strategies,
