@@ -39,6 +39,7 @@ BENCHMARKS = (
     "embedded_model",
     "scaling",
     "held_conversations",
+    "ratings",
 )
 REPO = Path(__file__).resolve().parent.parent
 

@@ -196,6 +196,24 @@ class Service:
         return [p for p in parsed if window[0] <= p[0] <= window[1]]
 
 
+@dataclass(frozen=True)
+class FloorAgent:
+    """The stock a2a-sdk agent of :mod:`bench.sdk_floor_agent`, in its own process."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def rss_bytes(self) -> int:
+        return rss_bytes(self.pid)
+
+
 @dataclass
 class Stack:
     """The processes of one benchmark; everything is stopped on exit."""
@@ -207,6 +225,7 @@ class Stack:
     _sink: subprocess.Popen[bytes] | None = None
     started: list[Service] = field(default_factory=list)
     extra_redis: list[RedisServer] = field(default_factory=list)
+    floor_agents: list[FloorAgent] = field(default_factory=list)
 
     def base_env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "OTEL_"))}
@@ -289,6 +308,28 @@ class Stack:
         self.started.append(service)
         return service
 
+    def start_floor_agent(self) -> FloorAgent:
+        """A stock a2a-sdk agent (:mod:`bench.sdk_floor_agent`), ready, stopped with the stack."""
+        port = free_port()
+        with (self.workdir / "sdk-floor.log").open("wb") as log:
+            process = subprocess.Popen(  # noqa: S603
+                [sys.executable, str(BENCH_DIR / "sdk_floor_agent.py"), str(port)],
+                env=self.base_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        agent = FloorAgent(process, f"http://{LOOPBACK}:{port}")
+        self.floor_agents.append(agent)
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.get(f"{agent.url}/readyz", timeout=1).raise_for_status()
+                return agent
+            if process.poll() is not None or time.monotonic() > deadline:
+                log_path = self.workdir / "sdk-floor.log"
+                raise BenchError(f"the a2a-sdk floor agent did not start (see {log_path})")
+            time.sleep(0.1)
+
     def start_scripted_model(self, name: str, latency_ms: float, mode: str = "refuse") -> Service:
         env = self.base_env(
             ARENA_MODEL_ENGINE="scripted",
@@ -318,11 +359,34 @@ class Stack:
 
     def close(self) -> None:
         self.services.stop_all(grace_s=10)
+        for agent in self.floor_agents:
+            agent.process.kill()
+            agent.process.wait()
         if self._sink is not None:
             self._sink.kill()
             self._sink.wait()
         for server in [*self.extra_redis, *([self.redis] if self.redis else [])]:
             server.stop(kill=True)
+
+
+def sdk_floor(bench: Stack, calls: int, concurrency: int = 8) -> dict[str, float]:
+    """What a turn costs a stock a2a-sdk agent and a stock a2a-sdk client (:mod:`bench.sdk_floor_agent`).
+
+    The agent's CPU per turn under the load client (five-turn conversations, as everywhere
+    here), then the client's own CPU per call, ``calls`` calls from its own process.
+    """
+    agent = bench.start_floor_agent()
+    a2a_load(agent.url, requests=100, turns=5)  # warm up
+    before = agent.cpu_seconds()
+    load = a2a_load(agent.url, requests=calls, turns=5)
+    server_ms = (agent.cpu_seconds() - before) * 1000 / len(load.samples)
+    script = str(BENCH_DIR / "sdk_floor_agent.py")
+    argv = [sys.executable, script, "client", f"{agent.url}/", str(calls), str(concurrency)]
+    done = subprocess.run(argv, env=bench.base_env(), capture_output=True, timeout=600, check=False)  # noqa: S603
+    if done.returncode != 0:
+        raise BenchError(f"the a2a-sdk floor client failed: {done.stderr.decode(errors='replace')[-2000:]}")
+    client_ms = float(json.loads(done.stdout)["client_cpu_ms_per_call"])
+    return {"server_cpu_ms_per_turn": server_ms, "client_cpu_ms_per_call": client_ms}
 
 
 @contextlib.contextmanager
