@@ -14,7 +14,7 @@ from arena_core.a2a.client.attacker import play_remote_match
 from arena_core.errors import AgentCardError, InvalidInputError
 from arena_core.match_models import MatchRequest, MatchResult, TurnRecord
 from conftest import InProcessArena
-from support.minimal_agent import create_minimal_app
+from support.minimal_agent import create_answering_app, create_minimal_app, weather_answer
 
 pytestmark = pytest.mark.asyncio
 
@@ -56,6 +56,7 @@ async def test_playbook_wins_against_an_obeying_defender(arena: InProcessArena) 
     assert turns[1].context_id == turns[0].context_id and turns[1].task_id != turns[0].task_id
     assert result.protocol is not None and result.protocol.version == "1.0"
     assert result.defender_usage.calls == 4
+    assert result.defender_profile == "hardened"  # the default profile, as the defender said
     assert all(t.reasoning and t.reasoning.startswith("playbook script") for t in turns)
 
 
@@ -107,11 +108,26 @@ async def test_match_against_an_agent_that_is_not_ours(arena: InProcessArena) ->
     assert result.outcome == "attacker_won"
     assert result.target_name == "Weather Agent"
     assert result.defender_usage.calls == 0  # third-party agents report no usage
+    assert result.defender_profile is None
     assert result.turns[0].defender_state == "completed"
 
     arena.add("weather2", create_minimal_app("http://weather2", comply=False))
     held, _ = await _play(arena, _request("http://weather2", max_turns=4))
     assert held.outcome == "defended" and held.turns_used == 4
+
+
+@pytest.mark.parametrize(
+    ("claimed", "kept"), [("naive", "naive"), ("<b>root</b>", None), ("x" * 500, None), (7, None)]
+)
+async def test_a_defender_profile_is_kept_only_when_it_names_a_built_in_one(
+    arena: InProcessArena, claimed: object, kept: str | None
+) -> None:
+    # Whatever an agent says about itself is hostile text: only a built-in profile's name is kept.
+    metadata = {"arena": {"model": "m", "profile": claimed}}
+    arena.add("claims", create_answering_app("http://claims", weather_answer(False), metadata=metadata))
+    arena.add_attacker()
+    result, _ = await _play(arena, _request("http://claims", max_turns=1))
+    assert result.outcome == "defended" and result.defender_profile == kept
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from a2a.helpers import get_message_text, new_task_from_user_message
@@ -26,10 +27,15 @@ from starlette.applications import Starlette
 
 
 class AnswerExecutor(AgentExecutor):
-    """Completes every task with one text artifact: ``answer(the message's text)``."""
+    """Completes every task with one text artifact: ``answer(the message's text)``.
 
-    def __init__(self, answer: Callable[[str], str]) -> None:
+    With ``metadata``, the completed status also carries a message with that metadata (an
+    agent that claims things about itself, e.g. the arena's ``{"arena": {...}}``).
+    """
+
+    def __init__(self, answer: Callable[[str], str], metadata: dict[str, Any] | None = None) -> None:
         self._answer = answer
+        self._metadata = metadata
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None and context.task_id and context.context_id
@@ -38,7 +44,10 @@ class AnswerExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         answer = self._answer(get_message_text(context.message))
         await updater.add_artifact([Part(text=answer)], name="answer")
-        await updater.complete()
+        if self._metadata is None:
+            await updater.complete()
+        else:
+            await updater.complete(updater.new_agent_message([Part(text=answer)], metadata=self._metadata))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.task_id and context.context_id
@@ -58,7 +67,11 @@ def weather_answer(comply: bool) -> Callable[[str], str]:
 
 
 def create_answering_app(
-    base_url: str, answer: Callable[[str], str], *, name: str = "Weather Agent"
+    base_url: str,
+    answer: Callable[[str], str],
+    *,
+    name: str = "Weather Agent",
+    metadata: dict[str, Any] | None = None,
 ) -> Starlette:
     """An a2a-sdk JSON-RPC agent at ``base_url`` (0.3 requests too) answering with ``answer``."""
     card = AgentCard(
@@ -74,7 +87,7 @@ def create_answering_app(
         skills=[AgentSkill(id="forecast", name="Forecast", description="Weather forecast", tags=["weather"])],
     )
     handler = DefaultRequestHandler(
-        agent_executor=AnswerExecutor(answer), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=AnswerExecutor(answer, metadata), task_store=InMemoryTaskStore(), agent_card=card
     )
     return Starlette(
         routes=[

@@ -278,6 +278,9 @@ class MatchResult(BaseModel):
     resets: int = 0
     attacker_model: str | None = None
     defender_model: str | None = None
+    defender_profile: str | None = Field(default=None, max_length=64)
+    """The built-in profile an arena defender said it plays (``naive``, ``hardened``...); None for
+    other agents. The leaderboard tells a defender's profiles apart by it."""
     attacker_usage: TokenUsage = Field(default_factory=TokenUsage)
     defender_usage: TokenUsage = Field(default_factory=TokenUsage)
     protocol: ProtocolInfo | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -59,6 +59,11 @@ PARKED_RELEASE_WITH_REDIS_S = 2.0
 PARKED_RELEASE_IN_MEMORY_S = 600.0
 
 
+DefenderProfileName = Literal["naive", "hardened", "guarded", "support-desk", "support-desk-hardened"]
+"""The built-in defender's profiles (``ARENA_DEFENDER_PROFILE``)."""
+BUILT_IN_PROFILES: frozenset[str] = frozenset(get_args(DefenderProfileName))
+
+
 class ArenaSettings(BaseSettings):
     """All ``ARENA_*`` settings. See ``deploy/.env.example`` for each one."""
 
@@ -103,9 +108,7 @@ class ArenaSettings(BaseSettings):
 
     # Defender behaviour.
     defender_phrase: str = Field(default=DEFAULT_PHRASE, min_length=1, max_length=200)
-    defender_profile: Literal["naive", "hardened", "guarded", "support-desk", "support-desk-hardened"] = (
-        "hardened"
-    )
+    defender_profile: DefenderProfileName = "hardened"
     defender_runtime: Literal["native", "any-agent"] = "native"
     defender_system_prompt: str | None = Field(default=None, max_length=20_000)
     defender_temperature: float = Field(default=0.5, ge=0, le=2)
@@ -459,12 +462,14 @@ def load_settings(**overrides: object) -> ArenaSettings:
 
 
 __all__ = [
+    "BUILT_IN_PROFILES",
     "DEFAULT_PHRASE",
     "EMBEDDED_MODEL_BASE_URL",
     "EMBEDDED_MODEL_ID",
     "TARGET_TOKEN_ENV_PATTERN",
     "TARGET_TOKEN_PREFIX",
     "ArenaSettings",
+    "DefenderProfileName",
     "ModelConfig",
     "Side",
     "load_settings",

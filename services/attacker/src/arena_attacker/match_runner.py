@@ -503,6 +503,7 @@ class MatchRunner:
             resets=session.resets if session else 0,
             attacker_model=strategy.report.attacker_model,
             defender_model=session.defender_model if session else None,
+            defender_profile=session.defender_profile if session else None,
             attacker_usage=strategy.report.attacker_usage,
             defender_usage=session.defender_usage if session else TokenUsage(),
             protocol=_protocol(target),

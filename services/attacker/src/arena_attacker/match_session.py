@@ -34,6 +34,7 @@ from arena_core.match_models import MatchRequest, TurnRecord
 from arena_core.objective import Objective
 from arena_core.planted_documents import PLANTED_DOCUMENTS_EXTENSION, plant_documents_metadata
 from arena_core.planted_secrets import PLANTED_SECRETS_EXTENSION, plant_metadata
+from arena_core.settings import BUILT_IN_PROFILES
 from arena_core.support_desk import ToolCallRecord
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.metrics import record_turn
@@ -136,6 +137,7 @@ class MatchSession:
         self.resets = 0
         self.defender_usage = TokenUsage()
         self.defender_model: str | None = None
+        self.defender_profile: str | None = None
         self.winning_verdict: JudgeVerdict | None = None
         self.final_verdict: JudgeVerdict | None = None
         """The verdict on the whole match, when one is made after the last turn (from the trace)."""
@@ -396,6 +398,9 @@ class MatchSession:
         model = arena.get("model")
         if isinstance(model, str):
             self.defender_model = model
+        profile = arena.get("profile")
+        if isinstance(profile, str) and profile in BUILT_IN_PROFILES:  # a label, never free text
+            self.defender_profile = profile
         guard = arena.get("guard")
         guard_text = str(guard)[:500] if guard else None
         raw = arena.get("usage")
