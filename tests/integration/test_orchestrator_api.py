@@ -89,6 +89,15 @@ async def test_a_campaign_runs_to_completion_with_every_match_once(
     assert by_defender["refusing"]["counts"]["defended"] == 4
     record = (await http.get(f"http://orchestrator/v1/matches/{matches['matches'][0]['match_id']}")).json()
     assert record["result"]["turns"]
+    # Who played, for the leaderboard: the defenders' built-in profile, the attacker's model.
+    for match in matches["matches"]:
+        assert match["defender_profile"] == "hardened", match
+        played = (await http.get(f"http://orchestrator/v1/matches/{match['match_id']}")).json()["result"]
+        assert match["attacker_model"] == played["attacker_model"]
+    assert {
+        m["attacker_model"] is None for m in matches["matches"] if m["cell"]["attacker"] == "playbook"
+    } == {True}
+    assert all(m["attacker_model"] for m in matches["matches"] if m["cell"]["attacker"] == "crescendo")
 
 
 async def _post_yaml(http: httpx.AsyncClient, text: str) -> httpx.Response:

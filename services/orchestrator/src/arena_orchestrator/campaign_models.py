@@ -31,6 +31,10 @@ Disposition = Literal["played", "canceled", "skipped"]
 ``canceled`` (the campaign was canceled first) or ``skipped`` (the token budget ran out)."""
 
 
+MAX_PLAYER_FIELD = 200
+"""Longest attacker model or defender profile a match summary keeps."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -87,6 +91,10 @@ class MatchSummary(_Model):
     attempts: int = 0
     trace_id: str | None = None
     finished_at: datetime
+    attacker_model: str | None = Field(default=None, max_length=MAX_PLAYER_FIELD)
+    """The model the attacker played with, as its result says (cut to 200 characters)."""
+    defender_profile: str | None = Field(default=None, max_length=MAX_PLAYER_FIELD)
+    """The built-in profile the defender said it plays (arena defenders only)."""
 
 
 class MatchRecord(_Model):
@@ -312,6 +320,7 @@ class CampaignReport(_Model):
 
 __all__ = [
     "FINAL_STATUSES",
+    "MAX_PLAYER_FIELD",
     "Campaign",
     "CampaignProgress",
     "CampaignReport",

@@ -76,7 +76,14 @@ from arena_core.match_models import MatchResult
 from arena_core.retry import Backoff, retryable_peer_failure
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import current_trace_id, tracer
-from arena_orchestrator.campaign_models import Campaign, Disposition, MatchJob, MatchRecord, MatchSummary
+from arena_orchestrator.campaign_models import (
+    MAX_PLAYER_FIELD,
+    Campaign,
+    Disposition,
+    MatchJob,
+    MatchRecord,
+    MatchSummary,
+)
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.campaign_store import SlotRequest
 from arena_orchestrator.expansion import defender_caps, job_for
@@ -628,6 +635,14 @@ class CampaignWorker:
             attempts=attempts,
             trace_id=current_trace_id(),
             finished_at=_now(),
+            # Who played, for the leaderboard (arena_orchestrator.ratings): the attacker's model
+            # and the defender's built-in profile, as the result says.
+            attacker_model=(
+                result.attacker_model[:MAX_PLAYER_FIELD] if result and result.attacker_model else None
+            ),
+            defender_profile=(
+                result.defender_profile[:MAX_PLAYER_FIELD] if result and result.defender_profile else None
+            ),
         )
         record = MatchRecord(
             campaign_id=job.campaign_id,
