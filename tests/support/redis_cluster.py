@@ -81,6 +81,13 @@ def _cluster_info(port: int) -> dict[str, str]:
     return dict(line.strip().split(":", 1) for line in text.splitlines() if ":" in line)
 
 
+def _slot_owners(port: int) -> tuple[tuple[int, int, int], ...]:
+    """The node's view of the cluster: (first slot, last slot, master's port) per range."""
+    with _client(port) as client:
+        ranges = client.execute_command("CLUSTER", "SLOTS")
+    return tuple(sorted((int(start), int(end), int(master[1])) for start, end, master, *_replicas in ranges))
+
+
 @dataclass
 class RedisClusterNodes:
     """Six redis-server processes forming one cluster (three masters, three replicas)."""
@@ -139,19 +146,31 @@ class RedisClusterNodes:
         self.wait_healthy()
 
     def wait_healthy(self, timeout_s: float = 60) -> None:
-        """Until every node says the cluster is ok and every replica's link to its master is up."""
+        """Until every node says the cluster is ok, every replica's link to its master is up, and
+        every node agrees which master serves each slot.
+
+        The last matters after a failover: the promoted replica announces its slots over the
+        cluster bus, and a node that has not read that announcement yet still says
+        ``cluster_state:ok`` while it names the old master for them."""
         deadline = time.monotonic() + timeout_s
         while True:
             problems = []
+            masters: set[int] = set()
             for node in self.nodes:
                 if _cluster_info(node.port).get("cluster_state") != "ok":
                     problems.append(f"{node.port}: cluster_state not ok")
                 replication = _info(node.port, "replication")
-                if replication.get("role") == "slave" and replication.get("master_link_status") != "up":
+                if replication.get("role") == "master":
+                    masters.add(node.port)
+                elif replication.get("master_link_status") != "up":
                     problems.append(f"{node.port}: replica link down")
-            masters = [node for node in self.nodes if _info(node.port, "replication").get("role") == "master"]
             if len(masters) != MASTERS:
                 problems.append(f"{len(masters)} masters")
+            views = {node.port: _slot_owners(node.port) for node in self.nodes}
+            if len(set(views.values())) != 1:
+                problems.append(f"the nodes disagree on the slots' masters: {views}")
+            elif {port for _start, _end, port in next(iter(views.values()))} != masters:
+                problems.append(f"the slots' masters are not the nodes that say they are masters ({masters})")
             if not problems:
                 return
             if time.monotonic() > deadline:
