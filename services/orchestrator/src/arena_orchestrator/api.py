@@ -12,6 +12,7 @@ submission while ``ARENA_ORCHESTRATOR_MAX_ACTIVE_CAMPAIGNS`` campaigns are unfin
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -20,10 +21,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from arena_core.errors import ArenaError
+from arena_core.objective import CATEGORY_PATTERN
 from arena_core.owasp import parse_category_threshold
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
 from arena_orchestrator.campaign_service import CampaignService
 from arena_orchestrator.errors import TooManyCampaignsError
+from arena_orchestrator.leaderboard import Leaderboard
 from arena_orchestrator.reports import MEDIA_TYPES, render_html, render_report
 from arena_orchestrator.spec_loader import CampaignSpecError, load_campaign_spec
 
@@ -246,6 +249,22 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
         else:
             body, media_type = render_report(report, format)
         return Response(body, media_type=media_type)
+
+    @router.get("/leaderboard", response_model=Leaderboard, summary="Ratings of attackers and defenders")
+    async def get_leaderboard(
+        category: Annotated[
+            str | None,
+            Query(pattern=CATEGORY_PATTERN, description="Only contests on objectives of this OWASP category"),
+        ] = None,
+        since: Annotated[
+            datetime | None,
+            Query(description="Only campaigns finished at or after this date or time (UTC unless given)"),
+        ] = None,
+    ) -> Leaderboard:
+        """Bradley-Terry ratings of every attacker and defender over every settled campaign's
+        played matches, with 95% bootstrap intervals, each pairing's record, and the ratings as
+        they stood after each of the latest campaigns (ADR 0023)."""
+        return await service.leaderboard(category=category, since=since)
 
     @router.get("/matches/{match_id}", response_model=MatchRecord, summary="A finished match")
     async def get_match(match_id: MatchId) -> MatchRecord:

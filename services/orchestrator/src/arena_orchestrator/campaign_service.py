@@ -31,6 +31,7 @@ from arena_core.settings import ArenaSettings
 from arena_core.telemetry import attributes as attrs
 from arena_core.telemetry.spans import jaeger_trace_url, tracer
 from arena_orchestrator.campaign_models import (
+    FINAL_STATUSES,
     Campaign,
     CampaignProgress,
     CampaignReport,
@@ -47,6 +48,7 @@ from arena_orchestrator.errors import (
     TooManyCampaignsError,
 )
 from arena_orchestrator.expansion import campaign_id_of, match_id_for
+from arena_orchestrator.leaderboard import Leaderboard, build_leaderboard, entry_for
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.progress import build_progress
 
@@ -56,6 +58,8 @@ ENQUEUE_BATCH = 500
 ENQUEUE_LOCK_S = 30.0
 REPORT_PAGE = 1000
 RETRY_AFTER_S = 30
+LEADERBOARD_CATCH_UP = 500
+"""How many of the newest campaigns a leaderboard read enters if a worker did not."""
 """The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
 DEFAULT_MAX_ACTIVE_CAMPAIGNS: int = ArenaSettings.model_fields["orchestrator_max_active_campaigns"].default
 
@@ -215,6 +219,8 @@ class CampaignService:
         """
         if await self.store.cancel(campaign_id) is None:
             raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
+        # A cancel settles a campaign none of whose matches is queued or running.
+        await self.enter_into_leaderboard(campaign_id)
         return await self.progress(campaign_id)
 
     async def matches(self, campaign_id: str, offset: int, limit: int) -> tuple[list[MatchSummary], int]:
@@ -233,6 +239,60 @@ class CampaignService:
             record = record.model_copy(update={"trace_url": url})
         return record
 
+    async def enter_into_leaderboard(self, campaign_id: str) -> bool:
+        """Enter the campaign's contests into the leaderboard if it is settled (every match
+        accounted for) and not entered yet; True when this call entered it.
+
+        Idempotent, and safe from any number of replicas at once: the store keeps the first
+        entry. Workers call it after each match they record; a read of the leaderboard calls it
+        for every listed campaign not entered yet, so a worker that died in between loses
+        nothing while the campaign has not expired.
+        """
+        # The status first: a running campaign (every record but the last) costs one read.
+        if await self.store.status(campaign_id) not in FINAL_STATUSES:
+            return False
+        if await self.store.has_leaderboard_entry(campaign_id):
+            return False
+        campaign = await self.store.get(campaign_id)
+        state = await self.store.state(campaign_id)
+        if campaign is None or state is None or state.done < campaign.total:
+            return False
+        finished_at = state.finished_at or datetime.now(UTC)
+        entry = entry_for(campaign, await self._all_summaries(campaign_id), finished_at)
+        return await self.store.add_leaderboard_entry(entry)
+
+    async def leaderboard(self, *, category: str | None = None, since: datetime | None = None) -> Leaderboard:
+        """The ratings over every campaign entered (see :mod:`arena_orchestrator.leaderboard`);
+        ``since`` without a time zone is UTC."""
+        if since is not None and since.tzinfo is None:
+            since = since.replace(tzinfo=UTC)
+        entries = await self.store.leaderboard_entries()
+        entered = {entry.campaign_id for entry in entries}
+        caught_up = False
+        for campaign_id in await self.store.list_ids(LEADERBOARD_CATCH_UP):
+            if campaign_id in entered:
+                continue
+            try:
+                caught_up |= await self.enter_into_leaderboard(campaign_id)
+            except StateUnavailableError:
+                raise
+            except Exception:
+                # One unreadable campaign (e.g. written by a newer version) must not hide the rest.
+                logger.exception("cannot enter campaign %s into the leaderboard", campaign_id)
+        if caught_up:
+            entries = await self.store.leaderboard_entries()
+        return build_leaderboard(entries, category=category, since=since)
+
+    async def _all_summaries(self, campaign_id: str) -> list[MatchSummary]:
+        matches: list[MatchSummary] = []
+        offset = 0
+        while True:
+            page, total = await self.store.summaries(campaign_id, offset, REPORT_PAGE)
+            matches.extend(page)
+            offset += REPORT_PAGE
+            if not page or offset >= total:
+                return matches
+
     async def report(
         self,
         campaign_id: str,
@@ -243,14 +303,7 @@ class CampaignService:
         """Everything the reports show, at this moment."""
         campaign = await self.campaign(campaign_id)
         progress = await self.progress(campaign_id)
-        matches: list[MatchSummary] = []
-        offset = 0
-        while True:
-            page, total = await self.store.summaries(campaign_id, offset, REPORT_PAGE)
-            matches.extend(page)
-            offset += REPORT_PAGE
-            if not page or offset >= total:
-                break
+        matches = await self._all_summaries(campaign_id)
         return CampaignReport(
             generated_at=datetime.now(UTC),
             campaign=campaign,

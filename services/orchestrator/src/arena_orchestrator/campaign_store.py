@@ -13,6 +13,8 @@ The guarantees the scheduler builds on:
 * counters (per outcome, per cell, tokens) change only together with the
   record they count, in one atomic step;
 * a campaign's status becomes final exactly when every match is accounted for.
+* ``add_leaderboard_entry`` is write-once per campaign, like ``record`` per match, and
+  leaderboard entries outlive the campaigns' expiry;
 * ``create`` with ``max_active`` counts and creates in one atomic step, across every
   replica sharing the state: at most ``max_active`` campaigns are *active* (status not
   final: ``queued`` or ``running``). A campaign leaves that count once, when its status
@@ -32,6 +34,7 @@ from arena_orchestrator.campaign_models import (
     MatchRecord,
     MatchSummary,
 )
+from arena_orchestrator.leaderboard import LeaderboardEntry
 
 MAX_RECENT_ERRORS = 20
 
@@ -165,6 +168,19 @@ class CampaignStore(Protocol):
 
     async def unlock_enqueue(self, campaign_id: str, owner: str) -> None:
         """Give that right back."""
+        ...
+
+    async def add_leaderboard_entry(self, entry: LeaderboardEntry) -> bool:
+        """Enter a settled campaign's contests into the leaderboard, once: False (and nothing
+        changed) when the campaign has an entry already. Entries do not expire."""
+        ...
+
+    async def has_leaderboard_entry(self, campaign_id: str) -> bool:
+        """True when the campaign has been entered into the leaderboard."""
+        ...
+
+    async def leaderboard_entries(self) -> list[LeaderboardEntry]:
+        """Every leaderboard entry (in no particular order)."""
         ...
 
     async def problem(self) -> str | None:

@@ -20,6 +20,7 @@ from arena_orchestrator.campaign_models import (
     MatchSummary,
 )
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotGrant, SlotRequest
+from arena_orchestrator.leaderboard import LeaderboardEntry
 
 MAX_FINISHED_CAMPAIGNS = 100
 """Finished campaigns kept in memory; older ones are dropped (Redis keeps them by TTL)."""
@@ -51,6 +52,7 @@ class MemoryCampaignStore:
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self._leaderboard: dict[str, LeaderboardEntry] = {}
 
     async def create(self, campaign: Campaign, *, max_active: int | None = None) -> bool:
         if max_active is not None and await self.active_count() >= max_active:
@@ -220,6 +222,18 @@ class MemoryCampaignStore:
         entry = self._entries.get(campaign_id)
         if entry is not None and entry.lock is not None and entry.lock[0] == owner:
             entry.lock = None
+
+    async def add_leaderboard_entry(self, entry: LeaderboardEntry) -> bool:
+        if entry.campaign_id in self._leaderboard:
+            return False
+        self._leaderboard[entry.campaign_id] = entry
+        return True
+
+    async def has_leaderboard_entry(self, campaign_id: str) -> bool:
+        return campaign_id in self._leaderboard
+
+    async def leaderboard_entries(self) -> list[LeaderboardEntry]:
+        return list(self._leaderboard.values())
 
     async def problem(self) -> str | None:
         return None

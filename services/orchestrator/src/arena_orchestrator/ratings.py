@@ -115,12 +115,19 @@ def contests_from(matches: Iterable[MatchSummary]) -> list[Contest]:
     and a protocol-probe run are not contests and are left out.
     """
     return [
-        Contest(m.cell.attacker, m.cell.defender, m.outcome == "attacker_won")
-        for m in matches
-        if m.disposition == "played"
-        and m.outcome in ("attacker_won", "defended")
-        and m.cell.attacker not in NOT_ATTACKERS
+        Contest(match.cell.attacker, match.cell.defender, match.outcome == "attacker_won")
+        for match in matches
+        if is_contest(match)
     ]
+
+
+def is_contest(match: MatchSummary) -> bool:
+    """True for a played attack that someone won (see :func:`contests_from`)."""
+    return (
+        match.disposition == "played"
+        and match.outcome in ("attacker_won", "defended")
+        and match.cell.attacker not in NOT_ATTACKERS
+    )
 
 
 def win_probability(attacker_rating: float, defender_rating: float) -> float:
@@ -269,5 +276,6 @@ __all__ = [
     "contests_from",
     "fit_pairings",
     "fit_ratings",
+    "is_contest",
     "win_probability",
 ]

@@ -24,9 +24,12 @@ A campaign's keys expire ``campaign_ttl_s`` after it becomes final.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
+
+from pydantic import ValidationError
 
 from arena_core.errors import StateUnavailableError
 from arena_core.redis_state import RedisClients
@@ -41,7 +44,10 @@ from arena_orchestrator.campaign_models import (
     MatchSummary,
 )
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignState, SlotGrant, SlotRequest
+from arena_orchestrator.leaderboard import LeaderboardEntry
 from arena_orchestrator.legacy_layout import adopt_legacy_layout
+
+logger = logging.getLogger(__name__)
 
 _GRANTS: dict[int, SlotGrant] = {1: "taken", 0: "full", -1: "held"}
 
@@ -479,6 +485,29 @@ class RedisCampaignStore:
         key = self._part(campaign_id, "enqueue")
         async with arena_errors("unlocking a campaign's queueing"):
             await self._unlock(keys=[key], args=[owner])
+
+    async def add_leaderboard_entry(self, entry: LeaderboardEntry) -> bool:
+        async with arena_errors("entering a campaign into the leaderboard"):
+            added = await self._clients.commands.hsetnx(
+                self._keys.leaderboard, entry.campaign_id, entry.model_dump_json()
+            )
+        return bool(added)
+
+    async def has_leaderboard_entry(self, campaign_id: str) -> bool:
+        async with arena_errors("reading the leaderboard"):
+            return bool(await self._clients.commands.hexists(self._keys.leaderboard, campaign_id))
+
+    async def leaderboard_entries(self) -> list[LeaderboardEntry]:
+        async with arena_errors("reading the leaderboard"):
+            raw = await self._clients.commands.hgetall(self._keys.leaderboard)
+        entries = []
+        for campaign_id, value in raw.items():
+            try:
+                entries.append(LeaderboardEntry.model_validate_json(value))
+            except ValidationError as exc:
+                # Not ours (or from a newer version): left out of the table, never fatal.
+                logger.warning("leaderboard entry %s is unreadable, left out: %s", _text(campaign_id), exc)
+        return entries
 
     async def problem(self) -> str | None:
         return await self._clients.problem()

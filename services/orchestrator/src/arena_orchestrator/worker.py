@@ -654,6 +654,15 @@ class CampaignWorker:
         written = await self._store.record(record, max_tokens=campaign.spec.budget.max_tokens)
         if not written:
             logger.info("match %s already had a record; this one was discarded", job.match_id)
+            return
+        try:
+            # The last record settles the campaign: enter it into the leaderboard now, before
+            # the campaign can expire (a leaderboard read catches up on any left out here).
+            await self._service.enter_into_leaderboard(job.campaign_id)
+        except StateUnavailableError as exc:
+            logger.warning("campaign %s: not entered into the leaderboard yet: %s", job.campaign_id, exc)
+        except Exception:
+            logger.exception("campaign %s: entering it into the leaderboard failed", job.campaign_id)
 
     async def _keep_alive_loop(self) -> None:
         # Runs until the worker has drained: matches finishing during the grace stay renewed.

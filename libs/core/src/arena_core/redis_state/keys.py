@@ -159,6 +159,12 @@ class RedisKeys:
         """Ids of campaigns whose status is not final (queued or running)."""
         return f"{self.base}{{orch}}:active"
 
+    @property
+    def leaderboard(self) -> str:
+        """The leaderboard's entries: a settled campaign's contest counts by campaign id. No
+        expiry: the leaderboard outlives the campaigns."""
+        return f"{self.base}{{orch}}:leaderboard"
+
     def campaign(self, campaign_id: str) -> str:
         """The hash of one campaign's spec and counters."""
         return f"{self.base}campaign:{_tag(campaign_id)}"
