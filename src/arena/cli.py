@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from arena import __version__
 from arena.campaign_cli import campaign_app, report
 from arena.cli_support import console, err_console, fail, interrupt_on_sigterm, print_error, start_telemetry
+from arena.leaderboard_cli import leaderboard
 from arena.objectives_cli import objectives_app
 from arena.probe_command import probe
 from arena.serve_cli import Engine, ScriptedMode, serve_app
@@ -496,6 +497,7 @@ app.add_typer(campaign_app, name="campaign")
 app.command()(report)
 app.add_typer(objectives_app, name="objectives")
 app.command()(probe)
+app.command()(leaderboard)
 
 
 def main() -> None:

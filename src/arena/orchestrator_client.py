@@ -14,6 +14,7 @@ import httpx
 from arena_core.errors import ArenaError, InvalidInputError, TargetProtocolError, TargetUnreachableError
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord
 from arena_orchestrator.errors import NotFoundError, TooManyCampaignsError
+from arena_orchestrator.leaderboard import Leaderboard
 
 
 class OrchestratorAuthError(ArenaError):
@@ -107,6 +108,11 @@ class OrchestratorClient:
         if fail_above_categories:
             params["fail_above_category"] = [f"{c}={r!r}" for c, r in fail_above_categories.items()]
         return self._request("GET", f"/v1/campaigns/{campaign_id}/report", params=params).content
+
+    def leaderboard(self, *, category: str | None = None, since: str | None = None) -> Leaderboard:
+        """The ratings of every attacker and defender (``GET /v1/leaderboard``)."""
+        params = {key: value for key, value in (("category", category), ("since", since)) if value}
+        return Leaderboard.model_validate(self._request("GET", "/v1/leaderboard", params=params).json())
 
     def match(self, match_id: str) -> MatchRecord:
         """A finished match."""

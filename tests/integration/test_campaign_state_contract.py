@@ -40,6 +40,7 @@ from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignStore, SlotRequest
 from arena_orchestrator.errors import CampaignTooLargeError
 from arena_orchestrator.expansion import job_for
+from arena_orchestrator.leaderboard import EntryResult, LeaderboardEntry
 from arena_orchestrator.match_queue import Delivery, MatchQueue, QueuedMatch
 from arena_orchestrator.memory_campaign_store import MAX_FINISHED_CAMPAIGNS, MemoryCampaignStore
 from arena_orchestrator.progress import build_progress
@@ -1090,3 +1091,77 @@ async def test_a_campaign_stored_under_the_layout_before_hash_tags_is_adopted(re
     assert not await redis.exists(*names.values())
     assert backend.clients is not None
     assert await legacy_layout.adopt_legacy_layout(backend.clients) == 0
+
+
+# --- the leaderboard --------------------------------------------------------------------------------
+
+
+def _entry(campaign: Campaign, attacker_wins: int = 1) -> LeaderboardEntry:
+    return LeaderboardEntry(
+        campaign_id=campaign.id,
+        campaign_name=campaign.spec.name,
+        finished_at=T0,
+        results=[EntryResult(attacker="playbook", defender="alpha", attacker_wins=attacker_wins, matches=3)],
+    )
+
+
+async def test_a_leaderboard_entry_is_written_once(backend: Backend) -> None:
+    campaign = await created(backend)
+    first = _entry(campaign, attacker_wins=1)
+    assert not await backend.store.has_leaderboard_entry(campaign.id)
+    assert await backend.store.add_leaderboard_entry(first) is True
+    assert await backend.other_store.add_leaderboard_entry(_entry(campaign, attacker_wins=2)) is False
+    assert await backend.other_store.has_leaderboard_entry(campaign.id)
+    assert await backend.other_store.leaderboard_entries() == [first]
+
+
+async def test_a_settled_campaign_is_entered_once_with_its_contests(backend: Backend) -> None:
+    spec = make_spec(repetitions=1)  # playbook and crescendo against alpha and beta
+    campaign = await created(backend, spec)
+    service, other = backend.service(), backend.service(other=True)
+    outcomes: list[Outcome] = ["attacker_won", "defended", "error", "attacker_won"]
+    for index, outcome in enumerate(outcomes[:-1]):
+        await backend.store.record(played(campaign, index, outcome), max_tokens=None)
+        assert await service.enter_into_leaderboard(campaign.id) is False, "not settled yet"
+    await backend.store.record(played(campaign, 3, outcomes[-1]), max_tokens=None)
+
+    entered = await asyncio.gather(
+        service.enter_into_leaderboard(campaign.id), other.enter_into_leaderboard(campaign.id)
+    )
+    assert sorted(entered) == [False, True]
+    [entry] = await backend.store.leaderboard_entries()
+    # The error is no contest; the rest are counted per attacker and defender.
+    assert [(r.attacker, r.defender, r.attacker_wins, r.matches) for r in entry.results] == [
+        ("crescendo", "beta", 1, 1),
+        ("playbook", "alpha", 1, 1),
+        ("playbook", "beta", 0, 1),
+    ]
+    board = await other.leaderboard()
+    assert (board.campaigns, board.matches) == (1, 3)
+
+
+async def test_a_leaderboard_read_enters_a_settled_campaign_a_worker_left_out(backend: Backend) -> None:
+    campaign = await created(backend, make_spec(attackers=1, defenders=1, repetitions=2))
+    await backend.store.cancel(campaign.id)
+    for index in range(2):
+        await backend.store.record(unplayed(campaign, index, "canceled"), max_tokens=None)
+    board = await backend.service(other=True).leaderboard()
+    assert (board.campaigns, board.matches) == (0, 0), "a campaign with no contests adds no players"
+    assert await backend.store.has_leaderboard_entry(campaign.id)
+
+
+async def test_leaderboard_entries_outlive_the_campaigns(redis_backend: Backend) -> None:
+    campaign = await created(redis_backend, make_spec(attackers=1, defenders=1, repetitions=1))
+    await redis_backend.store.record(played(campaign, 0, "attacker_won"), max_tokens=None)
+    assert await redis_backend.service().enter_into_leaderboard(campaign.id)
+    assert 0 < await redis_backend.redis.ttl(redis_backend.keys.campaign(campaign.id)) <= CAMPAIGN_TTL_S
+    assert await redis_backend.redis.ttl(redis_backend.keys.leaderboard) == -1
+
+
+async def test_an_unreadable_leaderboard_entry_is_left_out(redis_backend: Backend) -> None:
+    campaign = await created(redis_backend)
+    await redis_backend.store.add_leaderboard_entry(_entry(campaign))
+    await redis_backend.redis.hset(
+        redis_backend.keys.leaderboard, "c-0000000000000000", b'{"not": "an entry"}'
+    )
+    assert [e.campaign_id for e in await redis_backend.store.leaderboard_entries()] == [campaign.id]

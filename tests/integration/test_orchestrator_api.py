@@ -277,3 +277,37 @@ async def test_an_unreachable_attacker_is_retried_then_recorded_as_an_error(
     matches = (await http.get(f"http://orchestrator/v1/campaigns/{created['id']}/matches")).json()["matches"]
     assert all(m["attempts"] == 3 and m["error_kind"] == "target_unreachable" for m in matches)
     assert progress["errors"] and "nowhere" in progress["errors"][0]["error"]
+
+
+async def test_a_finished_campaign_is_on_the_leaderboard(
+    orchestrator: tuple[FastAPI, httpx.AsyncClient],
+) -> None:
+    _, http = orchestrator
+    before = (await http.get("http://orchestrator/v1/leaderboard")).json()
+    assert (before["campaigns"], before["matches"], before["attackers"]) == (0, 0, [])
+
+    created = (await http.post("http://orchestrator/v1/campaigns", json=_spec(repetitions=3))).json()
+    await _wait_final(http, created["id"])
+    response = await http.get("http://orchestrator/v1/leaderboard")
+    assert response.status_code == 200, response.text
+    board = response.json()
+    assert (board["campaigns"], board["matches"]) == (1, 12)
+    # The defender that always refuses holds best; each player's record adds up.
+    # Players are named by what they are: strategy @ model, and defender (built-in profile).
+    assert [d["name"] for d in board["defenders"]] == ["refusing (hardened)", "obeying (hardened)"]
+    top, bottom = board["defenders"]
+    assert (top["wins"], top["losses"], bottom["wins"], bottom["losses"]) == (6, 0, 0, 6)
+    assert top["low"] <= top["rating"] <= top["high"] and top["rating"] > bottom["high"]
+    assert sorted(a["name"] for a in board["attackers"]) == ["crescendo @ llamacpp:scripted", "playbook"]
+    assert sum(p["matches"] for p in board["pairings"]) == 12
+    assert [point["campaign_id"] for point in board["history"]] == [created["id"]]
+
+    # Filters: no contest is on an LLM01 objective, and nothing finished in the future.
+    only = (await http.get("http://orchestrator/v1/leaderboard", params={"category": "LLM01:2025"})).json()
+    assert (only["matches"], only["attackers"]) == (0, [])
+    later = (await http.get("http://orchestrator/v1/leaderboard", params={"since": "2999-01-01"})).json()
+    assert later["campaigns"] == 0
+    for params in ({"category": "not a category"}, {"since": "yesterday"}):
+        refused = await http.get("http://orchestrator/v1/leaderboard", params=params)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["message"]

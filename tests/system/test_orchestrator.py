@@ -201,6 +201,18 @@ def test_a_campaign_of_20_matches_completes_through_the_cli(
     assert status.returncode == 0 and "completed" in status.stdout
     listing = run_arena(["campaign", "list", "--orchestrator", orchestrator.url])
     assert listing.returncode == 0 and campaign_id in listing.stdout
+    board = run_arena(["leaderboard", "--orchestrator", orchestrator.url, "--json"])
+    assert board.returncode == 0, board.stderr
+    ratings = json.loads(board.stdout)
+    assert ratings["matches"] == 20
+    records = {d["name"].split(" ")[0]: (d["wins"], d["losses"]) for d in ratings["defenders"]}
+    assert records == {"refusing": (10, 0), "obeying": (0, 10)}
+    assert [d["name"].split(" ")[0] for d in ratings["defenders"]] == ["refusing", "obeying"]
+    table = run_arena(["leaderboard", "--orchestrator", orchestrator.url, "--since", "2020-01-01"])
+    assert table.returncode == 0, table.stderr
+    assert "Defenders" in table.stdout and "refusing" in table.stdout and "20 matches" in table.stdout
+    typo = run_arena(["leaderboard", "--orchestrator", orchestrator.url, "--since", "last week"])
+    assert typo.returncode == 2 and "--since takes a date" in typo.stderr, typo.stderr
     junit = tmp_path / "again.xml"
     again = run_arena(
         ["report", campaign_id, "--format", "junit", "-o", str(junit), "--orchestrator", orchestrator.url]
