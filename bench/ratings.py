@@ -1,61 +1,101 @@
-"""Benchmark 9: fitting the leaderboard's ratings over 100,000 recorded matches (issue 24).
+"""Benchmark 9: the leaderboard over 100,000 recorded matches, read from Redis (issue 24).
 
-The fit of :mod:`arena_orchestrator.ratings` (counting the matches per pairing, the
-Bradley-Terry fit, 200 bootstrap rounds) on synthetic outcomes: 30 attackers (strategies x
-models x converters, as a team that runs campaigns every week ends up with) against 12
-defenders, 100,000 matches drawn from known strengths. The goal: under two seconds on this
-machine. Repeated ``--rounds`` times in this process; the worst round is held to the goal.
-What it does not include yet: reading the recorded matches from where the orchestrator will
-keep them (the cross-campaign record is the next part of issue 24).
+What ``GET /v1/leaderboard`` does, minus HTTP: read every campaign's leaderboard entry from a
+real redis-server (``RedisCampaignStore.leaderboard_entries``, the entries validated as they
+are read), then build the table (:func:`arena_orchestrator.leaderboard.build_leaderboard`):
+sum the counts, fit the Bradley-Terry ratings with 200 bootstrap rounds, and refit the history
+after each of the latest 50 campaigns. The matches are synthetic outcomes drawn from known
+strengths: 100 weekly campaigns of 1,000 matches each, 30 attackers (strategies x models x
+converters, as a team that runs campaigns every week ends up with) against 12 defenders, on
+objectives of two OWASP categories. The goal: under two seconds on this machine. Repeated
+``--rounds`` times; the worst round is held to the goal.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
+from datetime import UTC, datetime, timedelta
 
-from arena_orchestrator.ratings import BOOTSTRAP_ROUNDS, Contest, fit_ratings
+from arena_core.redis_state import RedisClients, RedisConfig
+from arena_orchestrator.leaderboard import EntryResult, LeaderboardEntry, build_leaderboard
+from arena_orchestrator.ratings import BOOTSTRAP_ROUNDS
+from arena_orchestrator.redis_campaign_store import RedisCampaignStore
+from bench.harness import stack
 from bench.scenario import BenchOptions, Outcome
 
 ATTACKERS = 30
 DEFENDERS = 12
+CAMPAIGNS = 100
+CATEGORIES = ("LLM01:2025", "LLM07:2025")
 GOAL_S = 2.0
 
 
-def _contests(matches: int, seed: int) -> list[Contest]:
+def _entries(matches: int, seed: int) -> list[LeaderboardEntry]:
     rng = random.Random(seed)  # noqa: S311 (synthetic outcomes, not secrets)
     attackers = {f"attacker-{i:02d}": rng.gauss(0.0, 1.0) for i in range(ATTACKERS)}
     defenders = {f"defender-{i:02d}": rng.gauss(0.0, 1.0) for i in range(DEFENDERS)}
     names_a, names_d = list(attackers), list(defenders)
-    contests = []
-    for _ in range(matches):
-        a, d = rng.choice(names_a), rng.choice(names_d)
-        chance = 1.0 / (1.0 + math.exp(-(attackers[a] - defenders[d])))
-        contests.append(Contest(a, d, rng.random() < chance))
-    return contests
+    start = datetime(2025, 1, 6, tzinfo=UTC)
+    entries = []
+    for week in range(CAMPAIGNS):
+        counts: dict[tuple[str, str, str], list[int]] = {}
+        for _ in range(matches // CAMPAIGNS):
+            a, d, category = rng.choice(names_a), rng.choice(names_d), rng.choice(CATEGORIES)
+            chance = 1.0 / (1.0 + math.exp(-(attackers[a] - defenders[d])))
+            cell = counts.setdefault((a, d, category), [0, 0])
+            cell[0] += rng.random() < chance
+            cell[1] += 1
+        entries.append(
+            LeaderboardEntry(
+                campaign_id=f"c-{week:016x}",
+                campaign_name=f"week {week}",
+                finished_at=start + timedelta(weeks=week),
+                results=[
+                    EntryResult(attacker=a, defender=d, categories=[c], attacker_wins=wins, matches=n)
+                    for (a, d, c), (wins, n) in sorted(counts.items())
+                ],
+            )
+        )
+    return entries
+
+
+async def _measure(url: str, entries: list[LeaderboardEntry], rounds: int) -> tuple[list[float], int, int]:
+    clients = RedisClients.connect(RedisConfig(url=url, namespace="bench-ratings"))
+    store = RedisCampaignStore(clients, campaign_ttl_s=3600)
+    try:
+        for entry in entries:
+            await store.add_leaderboard_entry(entry)
+        build_leaderboard((await store.leaderboard_entries())[:2])  # import and warm numpy
+        seconds = []
+        for _ in range(rounds):
+            began = time.perf_counter()
+            board = build_leaderboard(await store.leaderboard_entries())
+            seconds.append(time.perf_counter() - began)
+        return seconds, board.matches, len(board.pairings)
+    finally:
+        await clients.close()
 
 
 def run(options: BenchOptions) -> Outcome:
     matches = options.scale(100_000, 20_000)
-    contests = _contests(matches, seed=24)
-    fit_ratings(contests[:1000])  # import and warm numpy
-    seconds = []
-    for _ in range(options.rounds):
-        start = time.perf_counter()
-        ratings = fit_ratings(contests)
-        seconds.append(time.perf_counter() - start)
+    entries = _entries(matches, seed=24)
+    with stack(tracing=False) as built:
+        url = built.start_redis()
+        seconds, fitted, pairings = asyncio.run(_measure(url, entries, options.rounds))
     worst = max(seconds)
     met = worst <= GOAL_S
     return Outcome(
         id="ratings",
-        title=f"Ratings: fit over {matches:,} recorded matches",
-        goal=f"<= {GOAL_S:.0f} s for 100,000 matches ({BOOTSTRAP_ROUNDS} bootstrap rounds)",
+        title=f"Leaderboard: {fitted:,} recorded matches read from Redis and rated",
+        goal=f"<= {GOAL_S:.0f} s for 100,000 matches ({BOOTSTRAP_ROUNDS} bootstrap rounds, with the history)",
         measured=(
-            f"{min(seconds):.2f}-{worst:.2f} s ({ATTACKERS} attackers x {DEFENDERS} defenders, "
-            f"{len(ratings.pairings)} pairings)"
+            f"{min(seconds):.2f}-{worst:.2f} s ({CAMPAIGNS} campaigns, {ATTACKERS} attackers x "
+            f"{DEFENDERS} defenders, {pairings} pairings)"
         ),
         met=met,
         explanation="" if met else f"{worst:.2f} s misses {GOAL_S:.0f} s",
-        details={"matches": matches, "seconds": seconds, "pairings": len(ratings.pairings)},
+        details={"matches": fitted, "seconds": seconds, "pairings": pairings, "campaigns": CAMPAIGNS},
     )
