@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -45,6 +45,13 @@ from arena_orchestrator.campaign_models import (
     OutcomeCounts,
 )
 from arena_orchestrator.dashboard import CONTENT_SECURITY_POLICY, dashboard_routes
+from arena_orchestrator.leaderboard import (
+    HistoryPoint,
+    HistoryRating,
+    Leaderboard,
+    PairingRecord,
+    RatedPlayer,
+)
 from support.browser import (
     SKIP_REASON,
     PageLog,
@@ -154,6 +161,151 @@ def _progress(
     )
 
 
+# The leaderboard: three attackers and three defenders, one of each with a hostile name.
+STRONG = "crescendo+base64 @ gemini/gemini-2.5-flash"
+STRICT = "support-bot (strict)"
+CATEGORIES = ["LLM01:2025", "LLM02:2025", "LLM07:2025"]
+# (attacker, defender) -> (attacker wins, matches); playbook never met the hostile defender.
+PAIRINGS = {
+    (STRONG, STRICT): (2, 4),
+    (STRONG, "naive"): (4, 4),
+    (STRONG, HOSTILE_SVG): (3, 4),
+    ("playbook", STRICT): (0, 4),
+    ("playbook", "naive"): (3, 4),
+    ("playbook", HOSTILE_SVG): (2, 4),
+    (HOSTILE, STRICT): (0, 2),
+    (HOSTILE, "naive"): (1, 2),
+}
+# Best first: (name, rating, low, high).
+ATTACKER_RATINGS = [
+    (STRONG, 1160.2, 1040.6, 1301.9),
+    ("playbook", 1010.7, 905.0, 1122.3),
+    (HOSTILE, 905.4, 730.1, 1060.8),
+]
+DEFENDER_RATINGS = [
+    (STRICT, 1210.3, 1080.0, 1390.5),
+    (HOSTILE_SVG, 985.0, 850.2, 1120.4),
+    ("naive", 870.6, 760.9, 990.0),
+]
+# Each defender's rating after each campaign, oldest first: naive drops.
+HISTORY = [
+    ("nightly-1", 12, {STRICT: 1100.0, "naive": 1000.0}),
+    ("nightly-2", 20, {STRICT: 1150.2, "naive": 950.4, HOSTILE_SVG: 990.0}),
+    ("nightly-3", 28, {STRICT: 1210.3, "naive": 870.6, HOSTILE_SVG: 985.0}),
+]
+
+
+def _player(side: str, name: str, rating: float, low: float, high: float) -> RatedPlayer:
+    index = 0 if side == "attacker" else 1
+    wins = losses = 0
+    for pair, (attacker_wins, matches) in PAIRINGS.items():
+        if pair[index] == name:
+            won = attacker_wins if side == "attacker" else matches - attacker_wins
+            wins, losses = wins + won, losses + matches - won
+    return RatedPlayer.model_validate(
+        {
+            "side": side,
+            "name": name,
+            "rating": rating,
+            "low": low,
+            "high": high,
+            "wins": wins,
+            "losses": losses,
+            "matches": wins + losses,
+        }
+    )
+
+
+def _leaderboard() -> Leaderboard:
+    return Leaderboard(
+        campaigns=len(HISTORY),
+        matches=sum(n for _, n in PAIRINGS.values()),
+        bootstrap_rounds=200,
+        prior_sd=2.0,
+        attackers=[_player("attacker", *row) for row in ATTACKER_RATINGS],
+        defenders=[_player("defender", *row) for row in DEFENDER_RATINGS],
+        pairings=[
+            PairingRecord(attacker=a, defender=d, attacker_wins=wins, matches=n)
+            for (a, d), (wins, n) in PAIRINGS.items()
+        ],
+        history=[
+            HistoryPoint(
+                campaign_id=f"c-{index:016x}",
+                campaign_name=name,
+                finished_at=T0 - timedelta(days=len(HISTORY) - 1 - index),
+                matches=matches,
+                ratings=[HistoryRating(side="defender", name=d, rating=r) for d, r in ratings.items()],
+            )
+            for index, (name, matches, ratings) in enumerate(HISTORY)
+        ],
+        categories=CATEGORIES,
+    )
+
+
+def _leaderboard_of(category: str) -> Leaderboard:
+    """A smaller table for ``category``: two attackers against the strict defender."""
+    return Leaderboard(
+        category=category,
+        campaigns=1,
+        matches=8,
+        bootstrap_rounds=200,
+        prior_sd=2.0,
+        attackers=[
+            RatedPlayer(
+                side="attacker",
+                name="playbook",
+                rating=1090.4,
+                low=980.0,
+                high=1200.0,
+                wins=2,
+                losses=2,
+                matches=4,
+            ),
+            RatedPlayer(
+                side="attacker",
+                name=STRONG,
+                rating=930.5,
+                low=800.0,
+                high=1050.0,
+                wins=0,
+                losses=4,
+                matches=4,
+            ),
+        ],
+        defenders=[
+            RatedPlayer(
+                side="defender",
+                name=STRICT,
+                rating=1040.1,
+                low=950.0,
+                high=1130.0,
+                wins=6,
+                losses=2,
+                matches=8,
+            )
+        ],
+        pairings=[
+            PairingRecord(attacker="playbook", defender=STRICT, attacker_wins=2, matches=4),
+            PairingRecord(attacker=STRONG, defender=STRICT, attacker_wins=0, matches=4),
+        ],
+        history=[],
+        categories=CATEGORIES,
+    )
+
+
+EMPTY_LEADERBOARD = Leaderboard(
+    campaigns=0,
+    matches=0,
+    bootstrap_rounds=200,
+    prior_sd=2.0,
+    attackers=[],
+    defenders=[],
+    pairings=[],
+    history=[],
+    categories=[],
+)
+
+
 def _add(a: OutcomeCounts, b: OutcomeCounts) -> OutcomeCounts:
     return OutcomeCounts(**{k: getattr(a, k) + getattr(b, k) for k in OutcomeCounts.model_fields})
 
@@ -194,6 +346,9 @@ class CannedApi:
     live_polls: int = 0
     requests: list[str] = field(default_factory=list)
     cancels: list[str] = field(default_factory=list)
+    leaderboard: Leaderboard = field(default_factory=_leaderboard)
+    leaderboard_queries: list[dict[str, str]] = field(default_factory=list)
+    """The query parameters of every ``GET /v1/leaderboard``, in order."""
 
     def __post_init__(self) -> None:
         won_cell = CellKey(attacker="playbook", defender="naive", objective="phrase")
@@ -320,6 +475,7 @@ class CannedApi:
             Route("/v1/campaigns/{id}/cancel", self.cancel, methods=["POST"]),
             Route("/v1/campaigns/{id}/report", self.report),
             Route("/v1/matches/{id}", self.get_match),
+            Route("/v1/leaderboard", self.get_leaderboard),
             *dashboard_routes(),
         ]
         return Starlette(routes=routes)
@@ -375,6 +531,19 @@ class CannedApi:
     async def report(self, request: Request) -> Response:
         self._log(request)
         return HTMLResponse("<!doctype html><title>report</title><p>report</p>")
+
+    async def get_leaderboard(self, request: Request) -> Response:
+        self._log(request)
+        query = dict(request.query_params)
+        self.leaderboard_queries.append(query)
+        board = self.leaderboard
+        if "category" in query and board.matches:
+            board = _leaderboard_of(query["category"])
+        if "since" in query:
+            board = board.model_copy(
+                update={"since": datetime.fromisoformat(query["since"]).replace(tzinfo=UTC)}
+            )
+        return JSONResponse(Leaderboard.model_validate(board.model_dump()).model_dump(mode="json"))
 
     async def get_match(self, request: Request) -> Response:
         self._log(request)
@@ -636,3 +805,155 @@ def test_dashboard_routes_send_a_strict_csp_and_static_assets(base_url: str) -> 
             assert again.status_code == 304
         assert client.get("/dashboard/static/missing.js").status_code == 404
         assert client.get("/dashboard/static/../dashboard.py").status_code == 404
+
+
+def _js_round(value: float) -> int:
+    """What the page prints for a rating (Math.round: halves up, not to even)."""
+    return math.floor(value + 0.5)
+
+
+def _style_pct(element: Locator, prop: str) -> float:
+    """A percentage the page set through ``element.style`` (CSSOM, allowed by the CSP)."""
+    value = element.evaluate(f"(el) => el.style.{prop}")
+    assert isinstance(value, str) and value.endswith("%"), value
+    return float(value[:-1])
+
+
+def test_dashboard_leaderboard_shows_ratings_pairings_history_and_filters(
+    base_url: str, canned: CannedApi, page: tuple[Page, PageLog]
+) -> None:
+    tab, log = page
+    tab.goto(f"{base_url}/dashboard")
+    expect(tab.get_by_test_id(f"campaign-{BASELINE}")).to_be_visible()
+    tab.get_by_test_id("leaderboard-link").click()
+    expect(tab).to_have_url(re.compile(r"#/leaderboard$"))
+    expect(tab.get_by_test_id("leaderboard")).to_be_visible()
+    expect(tab.get_by_test_id("leaderboard-link")).to_have_attribute("aria-current", "page")
+    board = canned.leaderboard
+
+    # Both tables, best first: names (hostile ones as text), rounded ratings, intervals, records.
+    everyone = [*board.attackers, *board.defenders]
+    lowest = min(p.low for p in everyone)
+    span = max(p.high for p in everyone) - lowest
+    for side, players in (("attacker", board.attackers), ("defender", board.defenders)):
+        table = tab.get_by_test_id(f"leaderboard-{side}s")
+        expect(table.locator("tbody tr")).to_have_count(len(players))
+        for index, player in enumerate(players):
+            key = f"{side}-{index}"
+            expect(tab.get_by_test_id(f"leaderboard-player-{key}")).to_have_text(player.name)
+            expect(tab.get_by_test_id(f"leaderboard-rating-{key}")).to_have_text(
+                str(_js_round(player.rating))
+            )
+            expect(tab.get_by_test_id(f"leaderboard-interval-{key}")).to_have_text(
+                f"{_js_round(player.low)}{EN_DASH}{_js_round(player.high)}"
+            )
+            expect(tab.get_by_test_id(f"leaderboard-record-{key}")).to_have_text(
+                f"{player.wins}{EN_DASH}{player.losses}"
+            )
+            # The interval bar: a span from low to high and a mark at the rating, on one scale.
+            bar = tab.get_by_test_id(f"leaderboard-bar-{key}")
+            expect(bar.locator(".rating-range")).to_have_count(1)
+            expect(bar.locator(".rating-mark")).to_have_count(1)
+            assert _style_pct(bar.locator(".rating-range"), "left") == pytest.approx(
+                (player.low - lowest) / span * 100, abs=0.01
+            )
+            assert _style_pct(bar.locator(".rating-range"), "width") == pytest.approx(
+                (player.high - player.low) / span * 100, abs=0.01
+            )
+            assert _style_pct(bar.locator(".rating-mark"), "left") == pytest.approx(
+                (player.rating - lowest) / span * 100, abs=0.01
+            )
+    expect(tab.get_by_test_id("leaderboard-player-attacker-2")).to_have_text(HOSTILE)
+    expect(tab.get_by_test_id("leaderboard-player-defender-1")).to_have_text(HOSTILE_SVG)
+    expect(tab.get_by_test_id("leaderboard-matches")).to_have_text(f"{board.matches} played matches")
+    expect(tab.get_by_test_id("leaderboard-campaigns")).to_have_text(f"{board.campaigns} settled campaigns")
+
+    # Head to head: attacker rows x defender columns, "wins/matches", the pairing in the title.
+    pairings = tab.get_by_test_id("leaderboard-pairings")
+    expect(pairings.locator("tbody tr")).to_have_count(len(board.attackers))
+    expect(pairings.locator("thead th")).to_have_count(len(board.defenders) + 1)
+    for ai, attacker in enumerate(board.attackers):
+        for di, defender in enumerate(board.defenders):
+            cell = tab.get_by_test_id(f"leaderboard-pairing-{ai}-{di}")
+            played = PAIRINGS.get((attacker.name, defender.name))
+            if played is None:
+                expect(cell).to_have_text("—")
+                continue
+            wins, matches = played
+            expect(cell).to_have_text(f"{wins}/{matches}")
+            expect(cell).to_have_attribute(
+                "title",
+                re.compile(
+                    rf"^{re.escape(f'{attacker.name} won {wins} of {matches} against {defender.name}')}"
+                ),
+            )
+
+    # History, newest first, each defender's rating after the campaign and its change.
+    history = tab.get_by_test_id("leaderboard-history")
+    expect(history.locator("tbody tr")).to_have_count(len(HISTORY))
+    expect(tab.get_by_test_id("leaderboard-history-row-0")).to_contain_text("nightly-3")
+    naive = [p.name for p in board.defenders].index("naive")
+    newest = tab.get_by_test_id(f"leaderboard-history-0-{naive}")
+    drop = _js_round(HISTORY[1][2]["naive"]) - _js_round(HISTORY[2][2]["naive"])
+    assert drop > 0
+    expect(newest).to_contain_text(str(_js_round(HISTORY[2][2]["naive"])))
+    expect(newest.get_by_test_id("delta")).to_have_text(f"▼{drop}")
+    expect(newest.get_by_test_id("delta")).to_have_class(re.compile(r"\bdown\b"))
+    # The hostile defender had not played before the second campaign.
+    hostile = [p.name for p in board.defenders].index(HOSTILE_SVG)
+    expect(tab.get_by_test_id(f"leaderboard-history-2-{hostile}")).to_have_text("—")
+    expect(tab.get_by_test_id(f"leaderboard-history-1-{hostile}").get_by_test_id("delta")).to_have_text("new")
+    _no_markup_from_data(tab)
+    assert canned.leaderboard_queries and all(query == {} for query in canned.leaderboard_queries)
+
+    # The category filter: from the API's categories, sent as ?category=, kept in the hash.
+    category = tab.get_by_test_id("leaderboard-category")
+    expect(category.locator("option")).to_have_text(["All", *CATEGORIES])
+    category.select_option("LLM01:2025")
+    expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(2)
+    expect(tab.get_by_test_id("leaderboard-player-attacker-0")).to_have_text("playbook")
+    expect(tab.get_by_test_id("leaderboard-record-attacker-0")).to_have_text(f"2{EN_DASH}2")
+    expect(tab.get_by_test_id("leaderboard-pairing-1-0")).to_have_text("0/4")
+    expect(tab).to_have_url(re.compile(r"#/leaderboard\?category=LLM01:2025$"))
+    assert canned.leaderboard_queries[-1] == {"category": "LLM01:2025"}
+
+    # The date: both filters together.
+    tab.get_by_test_id("leaderboard-since").fill("2025-11-01")
+    expect(tab).to_have_url(re.compile(r"#/leaderboard\?category=LLM01:2025&since=2025-11-01$"))
+    expect(tab.get_by_test_id("leaderboard-content")).not_to_have_attribute("aria-busy", "true")
+    assert canned.leaderboard_queries[-1] == {"category": "LLM01:2025", "since": "2025-11-01"}
+
+    # Opened from the hash, the page sends and shows the filter; "All" drops it.
+    tab.goto(f"{base_url}/dashboard#/leaderboard?category=LLM01:2025")
+    expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(2)
+    expect(category).to_have_value("LLM01:2025")
+    expect(tab.get_by_test_id("leaderboard-since")).to_have_value("")
+    assert canned.leaderboard_queries[-1] == {"category": "LLM01:2025"}
+    category.select_option("")
+    expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(3)
+    expect(tab).to_have_url(re.compile(r"#/leaderboard$"))
+    assert canned.leaderboard_queries[-1] == {}
+
+    # A malformed filter in the hash is not sent: a banner names it.
+    tab.goto(f"{base_url}/dashboard#/leaderboard?category={HOSTILE}")
+    expect(tab.get_by_test_id("banner")).to_contain_text(f"category “{HOSTILE}”")
+    expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(3)
+    assert canned.leaderboard_queries[-1] == {}
+    _no_markup_from_data(tab)
+    assert log.problems() == []
+
+
+def test_dashboard_leaderboard_empty_state(
+    base_url: str, canned: CannedApi, page: tuple[Page, PageLog]
+) -> None:
+    tab, log = page
+    canned.leaderboard = EMPTY_LEADERBOARD
+    tab.goto(f"{base_url}/dashboard#/leaderboard")
+    expect(tab.get_by_test_id("leaderboard-empty")).to_have_text(
+        "No settled campaign has played matches yet."
+    )
+    expect(tab.get_by_test_id("leaderboard-attackers")).to_have_count(0)
+    expect(tab.get_by_test_id("leaderboard-pairings")).to_have_count(0)
+    expect(tab.get_by_test_id("leaderboard-category").locator("option")).to_have_text(["All"])
+    assert canned.leaderboard_queries and all(query == {} for query in canned.leaderboard_queries)
+    assert log.problems() == []

@@ -381,3 +381,61 @@ def test_html_report_links_each_match_to_its_record(played: Played, page: tuple[
     # On a JSON document (no <link rel=icon>) chromium may ask for /favicon.ico, which the API
     # does not serve: that 404 is the browser's, not the report's or the record's.
     assert [p for p in log.problems() if f"{played.url}/favicon.ico" not in p] == []
+
+
+def test_the_campaigns_results_appear_in_the_leaderboard(played: Played, page: tuple[Page, PageLog]) -> None:
+    """Acceptance: a settled campaign's players are rated on GET /v1/leaderboard and the
+    dashboard's leaderboard shows the same names, ratings and records."""
+    with httpx.Client(base_url=played.url, timeout=10) as client:
+        response = client.get("/v1/leaderboard")
+        assert response.status_code == 200, response.text
+        board = response.json()
+    # This orchestrator played only this campaign: every played match is a contest.
+    assert board["campaigns"] == 1
+    assert board["matches"] == TOTAL
+    attackers = [p["name"] for p in board["attackers"]]
+    defenders = [p["name"] for p in board["defenders"]]
+    # Attackers are named by strategy (no converters here), optionally " @ model"; defenders by
+    # their name in the spec, optionally " (profile)".
+    assert sorted(name.split(" @ ")[0] for name in attackers) == sorted(ATTACKERS), attackers
+    assert sorted(name.split(" (")[0] for name in defenders) == sorted([OBEYING, REFUSING]), defenders
+    # Their records are the campaign's: the obeying defender lost every match, the other held all.
+    per_defender = _defenders(played.progress)
+    records = {p["name"].split(" (")[0]: (p["wins"], p["losses"]) for p in board["defenders"]}
+    for name, defender in per_defender.items():
+        assert records[name] == (defender["counts"]["defended"], defender["counts"]["attacker_won"])
+    assert board["defenders"][0]["name"].startswith(REFUSING)  # holds better: rated higher
+
+    tab, log = page
+    tab.goto(f"{played.url}/dashboard")
+    expect(tab.get_by_test_id(f"campaign-{played.campaign_id}")).to_be_visible()
+    tab.get_by_test_id("leaderboard-link").click()
+    expect(tab).to_have_url(re.compile(r"#/leaderboard$"))
+    expect(tab.get_by_test_id("leaderboard-matches")).to_have_text(f"{TOTAL} played matches")
+    expect(tab.get_by_test_id("leaderboard-campaigns")).to_have_text("1 settled campaign")
+    for side in ("attacker", "defender"):
+        players = board[f"{side}s"]
+        expect(tab.get_by_test_id(f"leaderboard-{side}s").locator("tbody tr")).to_have_count(len(players))
+        for index, player in enumerate(players):
+            key = f"{side}-{index}"
+            expect(tab.get_by_test_id(f"leaderboard-player-{key}")).to_have_text(player["name"])
+            expect(tab.get_by_test_id(f"leaderboard-rating-{key}")).to_have_text(
+                str(math.floor(player["rating"] + 0.5))
+            )
+            expect(tab.get_by_test_id(f"leaderboard-record-{key}")).to_have_text(
+                f"{player['wins']}{EN_DASH}{player['losses']}"
+            )
+            expect(tab.get_by_test_id(f"leaderboard-bar-{key}").locator(".rating-mark")).to_have_count(1)
+    # Each pairing's record, attacker rows x defender columns.
+    pairings = {(p["attacker"], p["defender"]): p for p in board["pairings"]}
+    assert len(pairings) == len(ATTACKERS) * 2
+    for ai, attacker in enumerate(attackers):
+        for di, defender in enumerate(defenders):
+            pairing = pairings[(attacker, defender)]
+            expect(tab.get_by_test_id(f"leaderboard-pairing-{ai}-{di}")).to_have_text(
+                f"{pairing['attacker_wins']}/{pairing['matches']}"
+            )
+    # The history: this campaign, with each defender's rating after it.
+    expect(tab.get_by_test_id("leaderboard-history").locator("tbody tr")).to_have_count(1)
+    expect(tab.get_by_test_id("leaderboard-history-row-0")).to_contain_text("browser-check")
+    assert log.problems() == []

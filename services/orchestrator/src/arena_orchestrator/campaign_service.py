@@ -40,7 +40,7 @@ from arena_orchestrator.campaign_models import (
     ProtocolProbeRun,
 )
 from arena_orchestrator.campaign_spec import CampaignSpec
-from arena_orchestrator.campaign_store import CampaignStore
+from arena_orchestrator.campaign_store import CampaignState, CampaignStore
 from arena_orchestrator.errors import (
     BuiltinAttackerMissingError,
     CampaignTooLargeError,
@@ -219,9 +219,13 @@ class CampaignService:
         """
         if await self.store.cancel(campaign_id) is None:
             raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
+        campaign = await self.campaign(campaign_id)
+        state = await self.store.state(campaign_id)
+        if state is None:
+            raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
         # A cancel settles a campaign none of whose matches is queued or running.
-        await self.enter_into_leaderboard(campaign_id)
-        return await self.progress(campaign_id)
+        await self._enter(campaign, state)
+        return build_progress(campaign, state)
 
     async def matches(self, campaign_id: str, offset: int, limit: int) -> tuple[list[MatchSummary], int]:
         """Recorded matches by index."""
@@ -251,14 +255,16 @@ class CampaignService:
         # The status first: a running campaign (every record but the last) costs one read.
         if await self.store.status(campaign_id) not in FINAL_STATUSES:
             return False
-        if await self.store.has_leaderboard_entry(campaign_id):
+        return await self._enter(await self.store.get(campaign_id), await self.store.state(campaign_id))
+
+    async def _enter(self, campaign: Campaign | None, state: CampaignState | None) -> bool:
+        """:meth:`enter_into_leaderboard` with the campaign and its state read already."""
+        if campaign is None or state is None or state.status not in FINAL_STATUSES:
             return False
-        campaign = await self.store.get(campaign_id)
-        state = await self.store.state(campaign_id)
-        if campaign is None or state is None or state.done < campaign.total:
+        if state.done < campaign.total or await self.store.has_leaderboard_entry(campaign.id):
             return False
         finished_at = state.finished_at or datetime.now(UTC)
-        entry = entry_for(campaign, await self._all_summaries(campaign_id), finished_at)
+        entry = entry_for(campaign, await self._all_summaries(campaign.id), finished_at)
         return await self.store.add_leaderboard_entry(entry)
 
     async def leaderboard(self, *, category: str | None = None, since: datetime | None = None) -> Leaderboard:

@@ -9,7 +9,8 @@ attacker and defender messages are attacker-controlled.
 Routes (mounted by the app next to the API):
 
 * ``GET /`` and ``GET /dashboard/``: redirect to ``/dashboard``;
-* ``GET /dashboard``: the page (campaign list, ``#/campaigns/{id}``, ``#/matches/{id}``);
+* ``GET /dashboard``: the page (campaign list, ``#/campaigns/{id}``, ``#/matches/{id}``,
+  ``#/leaderboard`` with ``?category=...&since=...``);
 * ``GET /dashboard/static/{dashboard.js,dashboard.css,favicon.svg}``: its assets.
 
 Redirects are relative, so the dashboard also works behind a path prefix.

@@ -1,4 +1,5 @@
-// A2A Arena dashboard: campaigns, their cells and matches, and match transcripts.
+// A2A Arena dashboard: campaigns, their cells and matches, match transcripts, and the
+// leaderboard (#/leaderboard: every settled campaign's players, rated together).
 //
 // Plain JavaScript, no dependencies, no external resources. Everything the API
 // returns is treated as hostile (attacker and defender messages are written by
@@ -43,6 +44,7 @@
   const banner = document.getElementById("banner");
   const live = document.getElementById("live");
   const signOutButton = document.getElementById("signout");
+  const leaderboardLink = document.getElementById("leaderboard-link");
 
   let generation = 0; // bumped on every navigation; stale callbacks compare and give up
   let timer = null;
@@ -1152,6 +1154,281 @@
     });
   }
 
+  // ---------------------------------------------------------------- leaderboard
+
+  // What GET /v1/leaderboard accepts (an OWASP id, an ISO date or date-time).
+  const CATEGORY_PATTERN = /^[A-Z]{3}[0-9]{2}(:[0-9]{4})?$/;
+  const SINCE_PATTERN = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+  const LEADERBOARD_POLL_MS = 30000; // settled campaigns arrive rarely; every read refits the table
+  const HISTORY_ROWS = 12; // the latest points of the history shown
+  const LEADERBOARD_SIDES = [
+    ["attacker", "Attackers", "leaderboard-attackers"],
+    ["defender", "Defenders", "leaderboard-defenders"],
+  ];
+
+  function list(value) {
+    return Array.isArray(value) ? value : [];
+  }
+
+  function fmtRating(value) {
+    return String(Math.round(num(value)));
+  }
+
+  // Colons stay readable in the hash (#/leaderboard?category=LLM01:2025).
+  function queryValue(value) {
+    return encodeURIComponent(String(value)).replace(/%3A/gi, ":");
+  }
+
+  function leaderboardQuery(filters) {
+    const parts = [];
+    if (filters.category) parts.push("category=" + queryValue(filters.category));
+    if (filters.since) parts.push("since=" + queryValue(filters.since));
+    return parts.length ? "?" + parts.join("&") : "";
+  }
+
+  /** The filters of the hash's query; a malformed one is dropped and named in ``ignored``. */
+  function leaderboardFilters(query) {
+    const params = new URLSearchParams(query || "");
+    const filters = { category: null, since: null };
+    const ignored = [];
+    const category = (params.get("category") || "").trim();
+    if (category) {
+      if (CATEGORY_PATTERN.test(category)) filters.category = category;
+      else ignored.push("category “" + clip(category, 40) + "” (an OWASP id such as LLM01:2025)");
+    }
+    // A "+" of a time zone arrives as a space when it was not encoded.
+    const since = (params.get("since") || "").trim().replace(/ (\d{2}:?\d{2})$/, "+$1");
+    if (since) {
+      if (SINCE_PATTERN.test(since)) filters.since = since;
+      else ignored.push("since “" + clip(since, 40) + "” (a date such as 2025-11-30)");
+    }
+    return { filters, ignored };
+  }
+
+  /** The chess-scale 95% interval as a bar on the shared scale, and its bounds as text. */
+  function ratingBar(player, scale, id) {
+    const at = (value) => ((num(value) - scale.lowest) / scale.span) * 100;
+    const low = num(player.low);
+    const high = num(player.high);
+    const range = h("span", { class: "rating-range" });
+    range.style.left = at(low).toFixed(2) + "%";
+    range.style.width = Math.max(((high - low) / scale.span) * 100, 0.5).toFixed(2) + "%";
+    const mark = h("span", { class: "rating-mark" });
+    mark.style.left = at(player.rating).toFixed(2) + "%";
+    return h("span", { class: "rating-ci", title: "95% interval " + fmtRating(low) + " to " + fmtRating(high) },
+      h("span", { class: "rating-track", "aria-hidden": "true", testid: "leaderboard-bar-" + id }, range, mark),
+      h("span", { class: "rating-interval", testid: "leaderboard-interval-" + id }, fmtRating(low) + "–" + fmtRating(high)));
+  }
+
+  function ratingsTable(side, players, scale, testid) {
+    if (!players.length) return emptyState("No " + side + "s.");
+    const recordTitle = (p) => side === "defender"
+      ? "held " + fmtInt(p.wins) + ", lost " + fmtInt(p.losses) + " of " + fmtInt(p.matches) + " matches"
+      : "won " + fmtInt(p.wins) + ", lost " + fmtInt(p.losses) + " of " + fmtInt(p.matches) + " matches";
+    return table(
+      [["#", "num"], [side === "attacker" ? "Attacker" : "Defender"], ["Rating", "num"], ["95% interval", "col-interval"], ["W–L", "num"]],
+      players.map((p, index) => {
+        const id = side + "-" + index;
+        return h("tr", { testid: "leaderboard-row-" + id },
+          h("td", { class: "num muted" }, String(index + 1)),
+          h("td", { class: "name player-name", title: text(p.name), testid: "leaderboard-player-" + id }, text(p.name)),
+          h("td", { class: "num rating-value", testid: "leaderboard-rating-" + id }, fmtRating(p.rating)),
+          h("td", { class: "col-interval" }, ratingBar(p, scale, id)),
+          h("td", { class: "num", title: recordTitle(p), testid: "leaderboard-record-" + id },
+            fmtInt(p.wins) + "–" + fmtInt(p.losses)));
+      }),
+      { testid, className: "leaderboard-table" });
+  }
+
+  /** A header cell for a player's name: clipped by CSS, the whole name in its title. */
+  function playerHead(name, scope) {
+    return h("th", { scope, class: "player-head", title: text(name) }, text(name));
+  }
+
+  /** Attacker rows x defender columns: the attacker's wins / matches of each pairing. */
+  function pairingsMatrix(attackers, defenders, pairings) {
+    if (!attackers.length || !defenders.length) return emptyState("No pairings.");
+    const byPair = new Map(pairings.map((p) => [JSON.stringify([String(p.attacker), String(p.defender)]), p]));
+    const rows = attackers.map((a, ai) => h("tr", null,
+      playerHead(a.name, "row"),
+      defenders.map((d, di) => {
+        const testid = "leaderboard-pairing-" + ai + "-" + di;
+        const p = byPair.get(JSON.stringify([String(a.name), String(d.name)]));
+        const matches = p ? num(p.matches) : 0;
+        if (!matches) {
+          return h("td", { class: "pair pair-none", title: text(a.name) + " has not played " + text(d.name), testid }, "—");
+        }
+        const wins = num(p.attacker_wins);
+        const tier = Math.min(4, Math.floor((wins / matches) * 5));
+        return h("td", {
+          class: "pair pair-" + tier, testid,
+          title: text(a.name) + " won " + fmtInt(wins) + " of " + fmtInt(matches) + " against " + text(d.name)
+            + " (" + fmtPct(wins / matches) + ")",
+        }, fmtInt(wins) + "/" + fmtInt(matches));
+      })));
+    return h("div", { class: "table-wrap" },
+      h("table", { class: "grid matrix", testid: "leaderboard-pairings" },
+        h("thead", null, h("tr", null,
+          h("th", { scope: "col", class: "corner" }, "Attacker \\ defender"),
+          defenders.map((d) => playerHead(d.name, "col")))),
+        h("tbody", null, rows)));
+  }
+
+  /** The latest campaigns, newest first, with each defender's rating after it and its change. */
+  function historyTable(history, defenders) {
+    if (!history.length) return emptyState("No history yet.");
+    const points = history.map((point) => ({
+      point,
+      ratings: new Map(list(point.ratings).filter((r) => r.side === "defender").map((r) => [String(r.name), num(r.rating)])),
+    }));
+    const names = defenders.map((d) => String(d.name));
+    const rows = [];
+    for (let i = points.length - 1; i >= Math.max(0, points.length - HISTORY_ROWS); i -= 1) {
+      const { point, ratings } = points[i];
+      const previous = i > 0 ? points[i - 1].ratings : null;
+      const row = rows.length;
+      rows.push(h("tr", { testid: "leaderboard-history-row-" + row },
+        h("td", { class: "name" },
+          h("a", { href: campaignHash(text(point.campaign_id, "")), title: text(point.campaign_id) }, text(point.campaign_name, text(point.campaign_id)))),
+        h("td", { class: "nowrap muted" }, fmtTime(point.finished_at)),
+        h("td", { class: "num" }, fmtInt(point.matches)),
+        names.map((name, di) => {
+          const testid = "leaderboard-history-" + row + "-" + di;
+          if (!ratings.has(name)) return h("td", { class: "num muted", testid }, "—");
+          const now = Math.round(ratings.get(name));
+          let delta = null;
+          let title = name + ": " + now + " after this campaign";
+          if (previous && previous.has(name)) {
+            const change = now - Math.round(previous.get(name));
+            title += " (" + (change > 0 ? "+" : "") + change + ")";
+            if (change < 0) delta = h("span", { class: "delta down", testid: "delta" }, "▼" + -change);
+            else if (change > 0) delta = h("span", { class: "delta up", testid: "delta" }, "▲" + change);
+          } else if (previous) {
+            delta = h("span", { class: "delta new", testid: "delta" }, "new");
+          }
+          return h("td", { class: "num", title, testid }, String(now), delta);
+        })));
+    }
+    const shown = rows.length < points.length ? "latest " + rows.length + " of " + points.length + " campaigns" : null;
+    return [
+      h("div", { class: "table-wrap" },
+        h("table", { class: "grid history", testid: "leaderboard-history" },
+          h("thead", null, h("tr", null,
+            h("th", { scope: "col" }, "Campaign"),
+            h("th", { scope: "col" }, "Finished"),
+            h("th", { scope: "col", class: "num", title: "matches fitted up to this campaign" }, "Matches"),
+            defenders.map((d) => playerHead(d.name, "col")))),
+          h("tbody", null, rows))),
+      shown ? h("p", { class: "muted small table-note" }, "Showing the " + shown + ".") : null,
+    ];
+  }
+
+  function leaderboardBody({ board, filtered }) {
+    if (num(board.matches) === 0) {
+      return h("section", { class: "panel" }, h("div", { class: "empty" },
+        h("p", { testid: "leaderboard-empty" }, "No settled campaign has played matches yet."),
+        h("p", { class: "muted" }, filtered
+          ? "None with these filters: choose All categories or clear the date."
+          : "A campaign enters the leaderboard once every one of its matches is accounted for.")));
+    }
+    const attackers = list(board.attackers);
+    const defenders = list(board.defenders);
+    const everyone = [...attackers, ...defenders];
+    // One scale for both tables: attackers and defenders are rated against each other.
+    const lowest = Math.min(...everyone.map((p) => num(p.low)));
+    const highest = Math.max(...everyone.map((p) => num(p.high)));
+    const scale = { lowest, span: Math.max(highest - lowest, 1) };
+    const players = { attacker: attackers, defender: defenders };
+    const count = (n, one, many) => fmtInt(n) + " " + (num(n) === 1 ? one : many);
+    return [
+      h("p", { class: "lb-note" },
+        h("strong", { testid: "leaderboard-matches" }, count(board.matches, "played match", "played matches")),
+        " of ",
+        h("strong", { testid: "leaderboard-campaigns" }, count(board.campaigns, "settled campaign", "settled campaigns")),
+        ". Bradley-Terry ratings on a chess-like scale centred on 1000: higher is stronger on both sides "
+          + "(a defender rated higher holds better). The bar is the 95% interval from "
+          + fmtInt(board.bootstrap_rounds) + " bootstrap rounds; the mark is the rating."),
+      h("div", { class: "lb-sides" }, LEADERBOARD_SIDES.map(([side, title, testid]) =>
+        section(title, ratingsTable(side, players[side], scale, testid),
+          h("span", { class: "muted" }, count(players[side].length, side, side + "s"))))),
+      section("Head to head", pairingsMatrix(attackers, defenders, list(board.pairings)),
+        h("span", { class: "muted" }, "attacker's wins / matches")),
+      section("History", historyTable(list(board.history), defenders),
+        h("span", { class: "muted" }, "each defender's rating after each campaign")),
+    ];
+  }
+
+  /** The category <select>: All, then every category the API names (and the chosen one). */
+  function categoryOptions(select, categories, chosen) {
+    const names = [...new Set([...categories.map(String), ...(chosen ? [chosen] : [])])].sort();
+    const signature = JSON.stringify(names);
+    if (select.dataset.options === signature) return;
+    select.dataset.options = signature;
+    replaceChildren(select,
+      h("option", { value: "" }, "All"),
+      names.map((name) => h("option", { value: name }, name)));
+    select.value = chosen || "";
+  }
+
+  function showLeaderboard(query, startGen) {
+    document.title = "Leaderboard · A2A Arena";
+    setCrumbs([["Campaigns", "#/"], ["Leaderboard", null]]);
+    const parsed = leaderboardFilters(query);
+    let filters = parsed.filters;
+    let gen = startGen;
+    if (parsed.ignored.length) showBanner("Filter ignored: " + parsed.ignored.join("; "), true);
+
+    const select = h("select", { id: "leaderboard-category", class: "filter-input", testid: "leaderboard-category" });
+    categoryOptions(select, [], filters.category);
+    const since = h("input", {
+      id: "leaderboard-since", class: "filter-input", type: "date", testid: "leaderboard-since",
+      value: filters.since ? filters.since.slice(0, 10) : null,
+    });
+    const content = h("div", { class: "lb-content", testid: "leaderboard-content" }, loading());
+    mount(h("div", { class: "leaderboard", testid: "leaderboard" },
+      h("section", { class: "headline" },
+        h("div", null, h("h1", null, "Leaderboard"),
+          h("div", { class: "sub" }, "Every settled campaign's played matches, rated together.")),
+        h("div", { class: "filters" },
+          h("label", { for: "leaderboard-category" }, "OWASP category"), select,
+          h("label", { for: "leaderboard-since" }, "Finished since"), since)),
+      content));
+
+    // A filter changes the hash in place (no new history entry per keystroke) and re-fetches.
+    function applyFilters(next) {
+      if (next.category === filters.category && next.since === filters.since) return;
+      filters = next;
+      window.history.replaceState(window.history.state, "", "#/leaderboard" + leaderboardQuery(filters));
+      generation += 1;
+      window.clearTimeout(timer);
+      gen = generation;
+      resetBanner();
+      content.setAttribute("aria-busy", "true");
+      load();
+    }
+    select.addEventListener("change", () => applyFilters({ ...filters, category: select.value || null }));
+    since.addEventListener("change", () => {
+      const value = since.value;
+      if (value && !SINCE_PATTERN.test(value)) return; // a date still being typed
+      // A date-time from the hash stays while its day is the one shown.
+      const kept = filters.since && value && filters.since.slice(0, 10) === value ? filters.since : value;
+      applyFilters({ ...filters, since: kept || null });
+    });
+
+    function load() {
+      const mine = gen;
+      poll(mine, async () => {
+        const board = await api("/v1/leaderboard" + leaderboardQuery(filters));
+        if (mine !== generation) return null;
+        categoryOptions(select, list(board.categories), filters.category);
+        patch(content, { board, filtered: Boolean(filters.category || filters.since) }, leaderboardBody);
+        content.removeAttribute("aria-busy");
+        return LEADERBOARD_POLL_MS;
+      });
+    }
+    load();
+  }
+
   // ---------------------------------------------------------------- routing
 
   function route() {
@@ -1162,12 +1439,18 @@
     updateSignOut();
     const gen = generation;
     const path = window.location.hash.replace(/^#/, "") || "/";
+    if (leaderboardLink) {
+      if (/^\/leaderboard\/?(\?|$)/.test(path)) leaderboardLink.setAttribute("aria-current", "page");
+      else leaderboardLink.removeAttribute("aria-current");
+    }
     let match;
     try {
       if ((match = /^\/campaigns\/([^/]+)\/?$/.exec(path))) {
         showCampaign(decodeURIComponent(match[1]), gen);
       } else if ((match = /^\/matches\/([^/]+)\/?$/.exec(path))) {
         showMatch(decodeURIComponent(match[1]), gen);
+      } else if ((match = /^\/leaderboard\/?(?:\?(.*))?$/.exec(path))) {
+        showLeaderboard(match[1] || "", gen);
       } else if (path === "/" || path === "/campaigns" || path === "/campaigns/") {
         showCampaignList(gen);
       } else {
