@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.campaign_cli import OrchestratorOpt, _required_client
+from arena.campaign_cli import _required_client
 from arena.cli_support import console
 from arena_core.errors import InvalidInputError
 from arena_core.objective import CATEGORY_PATTERN
-from arena_orchestrator.leaderboard import Leaderboard, RatedPlayer
+
+if TYPE_CHECKING:  # numpy comes with the ratings: imported when the command runs, not with the CLI
+    from arena_orchestrator.leaderboard import Leaderboard, RatedPlayer
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
@@ -56,7 +58,9 @@ def _since(value: str | None) -> str | None:
 
 
 def leaderboard(
-    orchestrator: OrchestratorOpt = None,
+    orchestrator: Annotated[
+        str | None, typer.Option(help="Orchestrator URL (default: ARENA_ORCHESTRATOR_URL).")
+    ] = None,
     category: Annotated[
         str | None,
         typer.Option(help="Only matches on objectives of this OWASP category, e.g. LLM01:2025."),

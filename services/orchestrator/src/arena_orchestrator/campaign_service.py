@@ -58,9 +58,9 @@ ENQUEUE_BATCH = 500
 ENQUEUE_LOCK_S = 30.0
 REPORT_PAGE = 1000
 RETRY_AFTER_S = 30
+"""The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
 LEADERBOARD_CATCH_UP = 500
 """How many of the newest campaigns a leaderboard read enters if a worker did not."""
-"""The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
 DEFAULT_MAX_ACTIVE_CAMPAIGNS: int = ArenaSettings.model_fields["orchestrator_max_active_campaigns"].default
 
 
