@@ -307,7 +307,17 @@ async def test_a_finished_campaign_is_on_the_leaderboard(
     assert (only["matches"], only["attackers"]) == (0, [])
     later = (await http.get("http://orchestrator/v1/leaderboard", params={"since": "2999-01-01"})).json()
     assert later["campaigns"] == 0
-    for params in ({"category": "not a category"}, {"since": "yesterday"}):
+    zoned = (
+        await http.get("http://orchestrator/v1/leaderboard", params={"since": "2020-01-01T08:00Z"})
+    ).json()
+    assert zoned["campaigns"] == 1
+    # A number is no date (not a Unix time either); a well-formed but impossible date is a 400.
+    for params, status in (
+        ({"category": "not a category"}, 422),
+        ({"since": "yesterday"}, 422),
+        ({"since": "0.5"}, 422),
+        ({"since": "2026-13-45"}, 400),
+    ):
         refused = await http.get("http://orchestrator/v1/leaderboard", params=params)
-        assert refused.status_code == 422, refused.text
+        assert refused.status_code == status, refused.text
         assert refused.json()["error"]["message"]

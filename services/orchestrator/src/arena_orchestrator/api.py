@@ -20,7 +20,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from arena_core.errors import ArenaError
+from arena_core.errors import ArenaError, InvalidInputError
 from arena_core.objective import CATEGORY_PATTERN
 from arena_core.owasp import parse_category_threshold
 from arena_orchestrator.campaign_models import CampaignProgress, MatchRecord, MatchSummary
@@ -153,6 +153,19 @@ def _relative_match_url(match_id: str) -> str:
     return f"../../matches/{quote(match_id, safe='')}"
 
 
+SINCE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$"
+"""An ISO 8601 date, or date and time with an optional zone (``since`` of the leaderboard)."""
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInputError(f"since: '{text}' is not a real date or time") from None
+
+
 def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRouter:
     """The ``/v1`` routes over ``service``."""
     router = APIRouter(prefix="/v1", responses=_ERRORS)
@@ -257,14 +270,21 @@ def build_api_router(service: CampaignService, *, max_spec_bytes: int) -> APIRou
             Query(pattern=CATEGORY_PATTERN, description="Only contests on objectives of this OWASP category"),
         ] = None,
         since: Annotated[
-            datetime | None,
-            Query(description="Only campaigns finished at or after this date or time (UTC unless given)"),
+            str | None,
+            Query(
+                pattern=SINCE_PATTERN,
+                description=(
+                    "Only campaigns finished at or after this ISO 8601 date or date and time "
+                    "(2026-12-01, 2026-12-01T08:00:00Z; UTC unless a zone is given)"
+                ),
+            ),
         ] = None,
     ) -> Leaderboard:
         """Bradley-Terry ratings of every attacker and defender over every settled campaign's
         played matches, with 95% bootstrap intervals, each pairing's record, and the ratings as
         they stood after each of the latest campaigns (ADR 0023)."""
-        return await service.leaderboard(category=category, since=since)
+        # A string, parsed here: pydantic's datetime would also take a number as a Unix time.
+        return await service.leaderboard(category=category, since=_since(since))
 
     @router.get("/matches/{match_id}", response_model=MatchRecord, summary="A finished match")
     async def get_match(match_id: MatchId) -> MatchRecord:
