@@ -11,14 +11,17 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from arena_orchestrator.ratings import (
+    PRIOR_SD,
     SCALE,
     Contest,
     Pairing,
     fit_pairings,
     fit_ratings,
+    fit_snapshots,
     win_probability,
 )
 
@@ -111,3 +114,69 @@ def test_the_same_matches_give_the_same_table_and_counts_fit_like_matches() -> N
 def test_no_matches_no_players() -> None:
     ratings = fit_ratings([])
     assert (ratings.attackers, ratings.defenders, ratings.matches) == ([], [], 0)
+
+
+def test_snapshots_fitted_in_one_batch_match_each_fitted_alone() -> None:
+    rng = random.Random(11)
+    pairings = [
+        Pairing(f"a{i}", f"d{j}", wins, 6)
+        for i in range(5)
+        for j in range(4)
+        if rng.random() < 0.7
+        for wins in [rng.randint(0, 6)]
+    ]
+    # Growing snapshots: later ones add players and matches, as campaigns do.
+    snapshots = [
+        pairings[:3],
+        pairings[:9],
+        [Pairing(p.attacker, p.defender, p.attacker_wins * 2, 12) for p in pairings],
+    ]
+    cells = [(p.attacker, p.defender) for p in pairings]
+    wins = np.zeros((len(snapshots), len(cells)))
+    trials = np.zeros_like(wins)
+    for row, snapshot in enumerate(snapshots):
+        for p in snapshot:
+            wins[row, cells.index((p.attacker, p.defender))] = p.attacker_wins
+            trials[row, cells.index((p.attacker, p.defender))] = p.matches
+    for snapshot, table in zip(snapshots, fit_snapshots(cells, wins, trials), strict=True):
+        alone = fit_pairings(snapshot, bootstrap_rounds=0)
+        assert [(p.side, p.name, p.wins, p.losses) for p in table] == [
+            (p.side, p.name, p.wins, p.losses) for p in [*alone.attackers, *alone.defenders]
+        ]
+        expected = {(p.side, p.name): p.rating for p in [*alone.attackers, *alone.defenders]}
+        for player in table:
+            assert player.rating == pytest.approx(expected[player.side, player.name], abs=1e-6)
+    assert fit_snapshots([], np.zeros((2, 0)), np.zeros((2, 0))) == [[], []]
+
+
+@pytest.mark.parametrize(("attackers", "defenders"), [(3, 7), (7, 3)])
+def test_the_fit_is_the_penalised_maximum_whichever_side_is_larger(attackers: int, defenders: int) -> None:
+    rng = random.Random(attackers)
+    pairings = [
+        Pairing(f"a{i}", f"d{j}", rng.randint(0, 8), 8) for i in range(attackers) for j in range(defenders)
+    ]
+    ratings = fit_pairings(pairings, bootstrap_rounds=0)
+    theta = {(p.side, p.name): (p.rating - 1000.0) / SCALE for p in [*ratings.attackers, *ratings.defenders]}
+    gradient = {key: -value / PRIOR_SD**2 for key, value in theta.items()}
+    for p in pairings:
+        chance = 1.0 / (1.0 + math.exp(-(theta["attacker", p.attacker] - theta["defender", p.defender])))
+        residual = p.attacker_wins - p.matches * chance
+        gradient["attacker", p.attacker] += residual
+        gradient["defender", p.defender] -= residual
+    assert max(abs(value) for value in gradient.values()) < 1e-6
+
+
+def test_bootstrap_fits_in_small_batches_give_the_same_intervals() -> None:
+    contests = _draw(random.Random(5), per_pairing=20)
+    whole = fit_ratings(contests, bootstrap_rounds=30)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("arena_orchestrator.ratings.BATCH_BYTES", 1)  # one fit per batch
+        batched = fit_ratings(contests, bootstrap_rounds=30)
+    for mine, theirs in zip(
+        [*whole.attackers, *whole.defenders], [*batched.attackers, *batched.defenders], strict=True
+    ):
+        assert (mine.name, mine.rating) == (theirs.name, pytest.approx(theirs.rating, abs=1e-9))
+        assert (mine.low, mine.high) == (
+            pytest.approx(theirs.low, abs=1e-6),
+            pytest.approx(theirs.high, abs=1e-6),
+        )

@@ -49,6 +49,8 @@ SCALE = 400.0 / math.log(10.0)
 """Rating points per logit: 400 points are a factor of ten in the odds, as in chess."""
 NEWTON_STEPS = 50
 TOLERANCE = 1e-9
+BATCH_BYTES = 64 * 1024 * 1024
+"""About how much memory the matrices of one batch of bootstrap fits may take."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -163,9 +165,10 @@ def fit_pairings(
     index = {("attacker", name): i for i, name in enumerate(attackers)}
     index.update({("defender", name): len(attackers) + i for i, name in enumerate(defenders)})
     players = _Players(
-        count=len(index),
-        attacker=np.array([index["attacker", p.attacker] for p in pairings]),
-        defender=np.array([index["defender", p.defender] for p in pairings]),
+        attackers=len(attackers),
+        defenders=len(defenders),
+        attacker=np.array([index["attacker", p.attacker] for p in pairings], dtype=np.intp),
+        defender=np.array([index["defender", p.defender] - len(attackers) for p in pairings], dtype=np.intp),
     )
     wins = np.array([p.attacker_wins for p in pairings], dtype=np.float64)
     trials = np.array([p.matches for p in pairings], dtype=np.float64)
@@ -180,7 +183,8 @@ def fit_pairings(
         draws = np.random.default_rng(seed).multinomial(total, shares, size=bootstrap_rounds)
         resampled_wins = draws[:, : len(pairings)].astype(np.float64)
         resampled_trials = resampled_wins + draws[:, len(pairings) :]
-        samples = _centred(_fit(players, resampled_wins, resampled_trials))
+        # Each resample's fit starts from the full fit, a few Newton steps away.
+        samples = _centred(_fit(players, resampled_wins, resampled_trials, start=theta))
         low, high = np.percentile(samples, [2.5, 97.5], axis=0)
 
     # Each player's record: an attacker's wins are its pairings' wins; a defender's are the rest.
@@ -215,13 +219,87 @@ def fit_pairings(
     )
 
 
+def fit_snapshots(
+    cells: Sequence[tuple[str, str]], wins: FloatArray, trials: FloatArray
+) -> list[list[PlayerRating]]:
+    """The ratings (no intervals) of the players present in each snapshot, as
+    :func:`fit_pairings` would give them snapshot by snapshot, fitted in one batch.
+
+    ``cells`` names the (attacker, defender) of each column of ``wins`` and ``trials``
+    (snapshots x cells: a snapshot's wins and matches of every pairing, 0 where it has none).
+    Every snapshot is fitted over the players of all of them: a player absent from a snapshot
+    has no matches there, so its prior holds it at 0 apart from the others, and the centring
+    and the table take only the players present.
+    """
+    snapshots = wins.shape[0]
+    if not cells or not trials.any():
+        return [[] for _ in range(snapshots)]
+    attackers = sorted({a for a, _ in cells})
+    defenders = sorted({d for _, d in cells})
+    a_index = {name: i for i, name in enumerate(attackers)}
+    d_index = {name: i for i, name in enumerate(defenders)}
+    players = _Players(
+        attackers=len(attackers),
+        defenders=len(defenders),
+        attacker=np.array([a_index[a] for a, _ in cells], dtype=np.intp),
+        defender=np.array([d_index[d] for _, d in cells], dtype=np.intp),
+    )
+    theta = _fit(players, wins, trials)
+    offsets = np.arange(snapshots)[:, None]
+    flat_a = (offsets * players.attackers + players.attacker).ravel()
+    flat_d = (offsets * players.defenders + players.defender).ravel()
+
+    def per_player(flat: npt.NDArray[np.intp], weights: FloatArray, count: int) -> FloatArray:
+        summed = np.bincount(flat, weights.ravel(), snapshots * count).reshape(snapshots, count)
+        return np.asarray(summed, dtype=np.float64)
+
+    losses = trials - wins
+    won = np.concatenate(
+        [per_player(flat_a, wins, players.attackers), per_player(flat_d, losses, players.defenders)], axis=1
+    )
+    lost = np.concatenate(
+        [per_player(flat_a, losses, players.attackers), per_player(flat_d, wins, players.defenders)], axis=1
+    )
+    present = (won + lost) > 0
+    names: list[tuple[Side, str]] = [("attacker", n) for n in attackers] + [
+        ("defender", n) for n in defenders
+    ]
+    tables: list[list[PlayerRating]] = []
+    for row in range(snapshots):
+        mask = present[row]
+        centre = float(theta[row, mask].mean()) if mask.any() else 0.0
+        rows = []
+        for column in np.flatnonzero(mask):
+            side, name = names[column]
+            rating = _points(theta[row, column] - centre)
+            rows.append(
+                PlayerRating(
+                    side=side,
+                    name=name,
+                    rating=rating,
+                    low=rating,
+                    high=rating,
+                    wins=int(won[row, column]),
+                    losses=int(lost[row, column]),
+                )
+            )
+        tables.append(sorted(rows, key=lambda r: (r.side, -r.rating, r.name)))
+    return tables
+
+
 @dataclass(frozen=True)
 class _Players:
-    """How many players there are, and the attacker's and defender's index of each pairing."""
+    """How many attackers and defenders there are, and the attacker's and defender's index of
+    each pairing (attackers ``0..attackers-1``, defenders ``0..defenders-1``)."""
 
-    count: int
+    attackers: int
+    defenders: int
     attacker: npt.NDArray[np.intp]
     defender: npt.NDArray[np.intp]
+
+    @property
+    def count(self) -> int:
+        return self.attackers + self.defenders
 
 
 def _points(theta: float) -> float:
@@ -234,32 +312,67 @@ def _centred(theta: FloatArray) -> FloatArray:
     return centred
 
 
-def _fit(players: _Players, wins: FloatArray, trials: FloatArray) -> FloatArray:
-    """Penalised maximum-likelihood strengths for each row of ``wins``/``trials`` (Newton, batched).
+def _fit(
+    players: _Players, wins: FloatArray, trials: FloatArray, start: FloatArray | None = None
+) -> FloatArray:
+    """Penalised maximum-likelihood strengths for each row of ``wins``/``trials``: fits x
+    pairings in, fits x players (attackers, then defenders) out. Newton's method from ``start``
+    (one row for every fit; zeros when not given), in batches of fits that keep the matrices
+    under :data:`BATCH_BYTES`."""
+    fits = wins.shape[0]
+    per_fit = 8 * (players.attackers * players.defenders + min(players.attackers, players.defenders) ** 2)
+    batch = max(1, BATCH_BYTES // max(per_fit, 1))
+    first = np.zeros(players.count) if start is None else start
+    parts = [
+        _fit_batch(players, wins[i : i + batch], trials[i : i + batch], first) for i in range(0, fits, batch)
+    ]
+    return np.concatenate(parts, axis=0)
 
-    ``wins`` and ``trials`` are fits x pairings; returns fits x players.
+
+def _fit_batch(players: _Players, wins: FloatArray, trials: FloatArray, start: FloatArray) -> FloatArray:
+    """:func:`_fit` for one batch.
+
+    The negative Hessian of the penalised log-likelihood has a block form: a diagonal for the
+    attackers, a diagonal for the defenders, and between them the weights ``-w`` of the
+    pairings (``w = n p (1 - p)``). A Newton step solves it through the Schur complement of
+    the larger side's diagonal, so its cost grows with the smaller side cubed times the larger
+    one, not with all the players cubed.
     """
     fits = wins.shape[0]
+    n_a, n_d = players.attackers, players.defenders
     a, d = players.attacker, players.defender
     precision = 1.0 / PRIOR_SD**2
-    theta = np.zeros((fits, players.count))
-    rows = np.arange(fits)[:, None]
+    theta = np.repeat(start[None, :], fits, axis=0)
+    # Flat positions of each pairing's cells in a batch: fit f, attacker i -> f * n_a + i.
+    offsets = np.arange(fits)[:, None]
+    flat_a = (offsets * n_a + a).ravel()
+    flat_d = (offsets * n_d + d).ravel()
+    flat_w = (offsets * (n_a * n_d) + a * n_d + d).ravel()
     for _ in range(NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(theta[:, a] - theta[:, d])))  # fits x pairings
-        residual = wins - trials * p
-        gradient = -precision * theta
-        np.add.at(gradient, (rows, a), residual)
-        np.add.at(gradient, (rows, d), -residual)
-        # The negative Hessian, X^T diag(w) X + precision I: each pairing touches four entries.
-        weight = trials * p * (1.0 - p)
-        hessian = np.broadcast_to(
-            precision * np.eye(players.count), (fits, players.count, players.count)
-        ).copy()
-        np.add.at(hessian, (rows, a, a), weight)
-        np.add.at(hessian, (rows, d, d), weight)
-        np.add.at(hessian, (rows, a, d), -weight)
-        np.add.at(hessian, (rows, d, a), -weight)
-        step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
+        theta_a, theta_d = theta[:, :n_a], theta[:, n_a:]
+        p = 1.0 / (1.0 + np.exp(-(theta_a[:, a] - theta_d[:, d])))  # fits x pairings
+        residual = (wins - trials * p).ravel()
+        weight = (trials * p * (1.0 - p)).ravel()
+        grad_a = np.bincount(flat_a, residual, fits * n_a).reshape(fits, n_a) - precision * theta_a
+        grad_d = -np.bincount(flat_d, residual, fits * n_d).reshape(fits, n_d) - precision * theta_d
+        diag_a = np.bincount(flat_a, weight, fits * n_a).reshape(fits, n_a) + precision
+        diag_d = np.bincount(flat_d, weight, fits * n_d).reshape(fits, n_d) + precision
+        cross = np.bincount(flat_w, weight, fits * n_a * n_d).reshape(fits, n_a, n_d)
+        if n_a <= n_d:
+            scaled = cross / diag_d[:, None, :]  # W D_d^-1
+            schur: FloatArray = -scaled @ cross.transpose(0, 2, 1)
+            schur[:, np.arange(n_a), np.arange(n_a)] += diag_a
+            rhs = grad_a + (scaled @ grad_d[..., None])[..., 0]
+            step_a = np.linalg.solve(schur, rhs[..., None])[..., 0]
+            step_d = (grad_d + (cross.transpose(0, 2, 1) @ step_a[..., None])[..., 0]) / diag_d
+        else:
+            scaled = cross.transpose(0, 2, 1) / diag_a[:, None, :]  # W^T D_a^-1
+            schur = -scaled @ cross
+            schur[:, np.arange(n_d), np.arange(n_d)] += diag_d
+            rhs = grad_d + (scaled @ grad_a[..., None])[..., 0]
+            step_d = np.linalg.solve(schur, rhs[..., None])[..., 0]
+            step_a = (grad_a + (cross @ step_d[..., None])[..., 0]) / diag_a
+        step = np.concatenate([step_a, step_d], axis=1)
         theta = theta + step
         if float(np.abs(step).max()) < TOLERANCE:
             break
@@ -276,6 +389,7 @@ __all__ = [
     "contests_from",
     "fit_pairings",
     "fit_ratings",
+    "fit_snapshots",
     "is_contest",
     "win_probability",
 ]
