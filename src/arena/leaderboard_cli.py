@@ -97,6 +97,11 @@ def render_leaderboard(board: Leaderboard) -> None:
         "Ratings on a chess scale centred on 1000: 100 points more is a 64% chance for the stronger "
         f"side. Intervals: 95%, {board.bootstrap_rounds} bootstrap rounds over matches."
     )
+    if board.unrated_attackers or board.unrated_defenders:
+        console.print(
+            f"Not rated: {board.unrated_attackers} attackers and {board.unrated_defenders} defenders "
+            "beyond the most played of each side, with their matches."
+        )
 
 
 def _table(title: str, players: list[RatedPlayer]) -> Table:

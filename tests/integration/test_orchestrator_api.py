@@ -282,12 +282,20 @@ async def test_an_unreachable_attacker_is_retried_then_recorded_as_an_error(
 async def test_a_finished_campaign_is_on_the_leaderboard(
     orchestrator: tuple[FastAPI, httpx.AsyncClient],
 ) -> None:
-    _, http = orchestrator
+    app, http = orchestrator
     before = (await http.get("http://orchestrator/v1/leaderboard")).json()
     assert (before["campaigns"], before["matches"], before["attackers"]) == (0, 0, [])
 
     created = (await http.post("http://orchestrator/v1/campaigns", json=_spec(repetitions=3))).json()
     await _wait_final(http, created["id"])
+    # The worker that recorded the last match entered the campaign, before any read of the
+    # leaderboard could catch up on it.
+    store = app.state.service.store
+    for _ in range(500):
+        if await store.has_leaderboard_entry(created["id"]):
+            break
+        await asyncio.sleep(0.02)
+    assert await store.has_leaderboard_entry(created["id"])
     response = await http.get("http://orchestrator/v1/leaderboard")
     assert response.status_code == 200, response.text
     board = response.json()
@@ -311,6 +319,11 @@ async def test_a_finished_campaign_is_on_the_leaderboard(
         await http.get("http://orchestrator/v1/leaderboard", params={"since": "2020-01-01T08:00Z"})
     ).json()
     assert zoned["campaigns"] == 1
+    # A time in another zone is answered in UTC (what the CLI prints it as).
+    eastern = (
+        await http.get("http://orchestrator/v1/leaderboard", params={"since": "2020-01-01T08:00+05:00"})
+    ).json()
+    assert (eastern["campaigns"], eastern["since"]) == (1, "2020-01-01T03:00:00Z")
     # A number is no date (not a Unix time either); a well-formed but impossible date is a 400.
     for params, status in (
         ({"category": "not a category"}, 422),

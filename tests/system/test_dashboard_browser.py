@@ -939,7 +939,31 @@ def test_dashboard_leaderboard_shows_ratings_pairings_history_and_filters(
     expect(tab.get_by_test_id("banner")).to_contain_text(f"category “{HOSTILE}”")
     expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(3)
     assert canned.leaderboard_queries[-1] == {}
+    # So is a date of the right shape that does not exist (the API would refuse it with a 400).
+    asked = len(canned.leaderboard_queries)
+    tab.goto(f"{base_url}/dashboard#/leaderboard?since=2026-02-30")
+    expect(tab.get_by_test_id("banner")).to_contain_text("since “2026-02-30”")
+    expect(tab.get_by_test_id("leaderboard-attackers").locator("tbody tr")).to_have_count(3)
+    assert len(canned.leaderboard_queries) > asked
+    assert all(query == {} for query in canned.leaderboard_queries[asked:])
     _no_markup_from_data(tab)
+    assert log.problems() == []
+
+
+def test_dashboard_leaderboard_says_how_many_players_were_not_rated(
+    base_url: str, canned: CannedApi, page: tuple[Page, PageLog]
+) -> None:
+    tab, log = page
+    tab.goto(f"{base_url}/dashboard#/leaderboard")
+    expect(tab.get_by_test_id("leaderboard-attackers")).to_be_visible()
+    expect(tab.get_by_test_id("leaderboard-unrated")).to_have_count(0)
+    canned.leaderboard = canned.leaderboard.model_copy(
+        update={"unrated_attackers": 1, "unrated_defenders": 12}
+    )
+    tab.reload()
+    expect(tab.get_by_test_id("leaderboard-unrated")).to_have_text(
+        "Not rated: 1 attacker and 12 defenders beyond the most played of each side, with their matches."
+    )
     assert log.problems() == []
 
 

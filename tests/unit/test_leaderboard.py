@@ -5,12 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
 from arena_orchestrator.campaign_models import Campaign, CellKey, MatchSummary
 from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.leaderboard import (
+    MAX_PLAYER_NAME,
     EntryResult,
     LeaderboardEntry,
     attacker_player,
+    bounded_name,
     build_leaderboard,
     entry_for,
 )
@@ -122,3 +127,73 @@ def test_the_history_keeps_the_latest_points_and_the_table_is_reproducible() -> 
     assert [point.campaign_name for point in board.history] == ["week 5", "week 6", "week 7"]
     assert board.history[-1].matches == board.matches == 140
     assert build_leaderboard(list(reversed(entries)), history_points=3) == board
+
+
+def test_a_long_converter_parameter_gives_a_bounded_name_that_keeps_players_apart() -> None:
+    def attacker_with(intro: str) -> dict[str, Any]:
+        return {
+            "name": f"long-{intro[0]}",
+            "strategy": "playbook",
+            "converters": [f"code-block:intro={intro}"],
+        }
+
+    campaign = _campaign(attackers=[attacker_with("a" * 500), attacker_with("b" + "a" * 499)])
+    model = "m" * 200
+    first, second = (attacker_player(attacker, model) for attacker in campaign.spec.attackers)
+    assert len(first) == len(second) == MAX_PLAYER_NAME
+    assert first != second
+    assert first.startswith("playbook+code-block:intro=aaa")
+    assert bounded_name("short") == "short"
+    summaries = [_summary(label, "phrase", "attacker_won") for label in ("long-a", "long-b")]
+    entry = entry_for(campaign, summaries, T0)
+    assert sorted(result.attacker for result in entry.results) == sorted(
+        attacker_player(attacker, None) for attacker in campaign.spec.attackers
+    )
+
+
+def test_only_the_most_played_players_are_rated_and_the_others_are_counted() -> None:
+    results = [
+        EntryResult(attacker=f"a{i}", defender=f"d{j}", attacker_wins=1, matches=2 + i + j)
+        for i in range(4)
+        for j in range(3)
+    ]
+    entry = LeaderboardEntry(
+        campaign_id="c-00000000000000aa", campaign_name="many", finished_at=T0, results=results
+    )
+    board = build_leaderboard([entry], max_players=2, bootstrap_rounds=0)
+    assert sorted(p.name for p in board.attackers) == ["a2", "a3"]
+    assert sorted(p.name for p in board.defenders) == ["d1", "d2"]
+    assert (board.unrated_attackers, board.unrated_defenders) == (2, 1)
+    assert board.matches == sum(
+        r.matches for r in results if r.attacker in ("a2", "a3") and r.defender != "d0"
+    )
+    assert {(p.attacker, p.defender) for p in board.pairings} == {
+        (a, d) for a in ("a2", "a3") for d in ("d1", "d2")
+    }
+    assert [point.matches for point in board.history] == [board.matches]
+
+
+def test_the_bootstrap_takes_fewer_rounds_when_the_players_are_many() -> None:
+    results = [
+        EntryResult(attacker=f"a{i}", defender=f"d{j}", attacker_wins=(i + j) % 3, matches=3)
+        for i in range(30)
+        for j in range(30)
+    ]
+    entry = LeaderboardEntry(
+        campaign_id="c-00000000000000bb", campaign_name="big", finished_at=T0, results=results
+    )
+    assert build_leaderboard([entry], bootstrap_rounds=20).bootstrap_rounds == 20
+    budget = 30**3 * 20 // 2
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("arena_orchestrator.leaderboard.FIT_BUDGET", budget)
+        patch.setattr("arena_orchestrator.leaderboard.MIN_BOOTSTRAP_ROUNDS", 5)
+        assert build_leaderboard([entry], bootstrap_rounds=20).bootstrap_rounds == 10
+        patch.setattr("arena_orchestrator.leaderboard.MIN_BOOTSTRAP_ROUNDS", 15)
+        assert build_leaderboard([entry], bootstrap_rounds=20).bootstrap_rounds == 15
+
+
+def test_an_entry_without_a_time_zone_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        LeaderboardEntry(
+            campaign_id="c-00000000000000cc", campaign_name="naive", finished_at=datetime(2026, 11, 1)
+        )

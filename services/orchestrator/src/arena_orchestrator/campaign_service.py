@@ -18,9 +18,12 @@ when it completes, is canceled or exhausts its token budget.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 import secrets
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -61,6 +64,8 @@ RETRY_AFTER_S = 30
 """The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
 LEADERBOARD_CATCH_UP = 500
 """How many of the newest campaigns a leaderboard read enters if a worker did not."""
+LEADERBOARD_TABLES = 16
+"""Fitted leaderboard tables a service keeps (by campaigns and filters)."""
 DEFAULT_MAX_ACTIVE_CAMPAIGNS: int = ArenaSettings.model_fields["orchestrator_max_active_campaigns"].default
 
 
@@ -89,6 +94,10 @@ class CampaignService:
         self._max_matches = max_campaign_matches
         self._builtin_attacker = builtin_attacker
         self._jaeger_url = jaeger_url
+        # Fitted tables by (entries, filters): entries are write-once, so the same campaigns
+        # give the same table. One fit at a time, off the event loop.
+        self._tables: OrderedDict[tuple[str, str | None, datetime | None], Leaderboard] = OrderedDict()
+        self._fitting = asyncio.Lock()
 
     async def submit(
         self, spec: CampaignSpec, trace_context: dict[str, str] | None = None
@@ -219,13 +228,7 @@ class CampaignService:
         """
         if await self.store.cancel(campaign_id) is None:
             raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
-        campaign = await self.campaign(campaign_id)
-        state = await self.store.state(campaign_id)
-        if state is None:
-            raise NotFoundError(f"no campaign '{campaign_id}' (unknown, or expired)")
-        # A cancel settles a campaign none of whose matches is queued or running.
-        await self._enter(campaign, state)
-        return build_progress(campaign, state)
+        return await self.progress(campaign_id)
 
     async def matches(self, campaign_id: str, offset: int, limit: int) -> tuple[list[MatchSummary], int]:
         """Recorded matches by index."""
@@ -270,8 +273,8 @@ class CampaignService:
     async def leaderboard(self, *, category: str | None = None, since: datetime | None = None) -> Leaderboard:
         """The ratings over every campaign entered (see :mod:`arena_orchestrator.leaderboard`);
         ``since`` without a time zone is UTC."""
-        if since is not None and since.tzinfo is None:
-            since = since.replace(tzinfo=UTC)
+        if since is not None:
+            since = since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)
         entries = await self.store.leaderboard_entries()
         entered = {entry.campaign_id for entry in entries}
         caught_up = False
@@ -287,7 +290,20 @@ class CampaignService:
                 logger.exception("cannot enter campaign %s into the leaderboard", campaign_id)
         if caught_up:
             entries = await self.store.leaderboard_entries()
-        return build_leaderboard(entries, category=category, since=since)
+        ids = hashlib.sha256(" ".join(sorted(entry.campaign_id for entry in entries)).encode()).hexdigest()
+        key = (ids, category, since)
+        async with self._fitting:
+            table = self._tables.get(key)
+            if table is None:
+                # Up to seconds of numpy with hundreds of players: a thread, so the worker and the
+                # other requests of this process go on meanwhile.
+                table = await asyncio.to_thread(build_leaderboard, entries, category=category, since=since)
+                self._tables[key] = table
+                while len(self._tables) > LEADERBOARD_TABLES:
+                    self._tables.popitem(last=False)
+            else:
+                self._tables.move_to_end(key)
+        return table
 
     async def _all_summaries(self, campaign_id: str) -> list[MatchSummary]:
         matches: list[MatchSummary] = []

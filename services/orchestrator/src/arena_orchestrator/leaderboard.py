@@ -21,11 +21,14 @@ so a defender that regressed shows as a drop.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+import numpy.typing as npt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from arena_orchestrator.campaign_models import MAX_PLAYER_FIELD, Campaign, MatchSummary
 from arena_orchestrator.campaign_spec import AttackerSpec, CampaignSpec
@@ -37,6 +40,7 @@ from arena_orchestrator.ratings import (
     Ratings,
     Side,
     fit_pairings,
+    fit_snapshots,
     is_contest,
 )
 
@@ -44,6 +48,12 @@ logger = logging.getLogger(__name__)
 
 HISTORY_POINTS = 50
 """How many of the latest campaigns the history shows the table after."""
+MAX_RATED_PLAYERS = 300
+"""How many attackers, and how many defenders, the table rates at most (those most played)."""
+FIT_BUDGET = 200**3 * BOOTSTRAP_ROUNDS
+"""How much work the bootstrap may take, in units of (smaller side)^2 x (larger side) per
+round: the full rounds up to 200 attackers against 200 defenders (seconds, not minutes)."""
+MIN_BOOTSTRAP_ROUNDS = 50
 MAX_PLAYER_NAME = 2 * MAX_PLAYER_FIELD + 64
 CAMPAIGN_ID_PATTERN = r"^c-[0-9a-f]{16}$"
 
@@ -68,7 +78,8 @@ class LeaderboardEntry(_Model):
 
     campaign_id: str = Field(pattern=CAMPAIGN_ID_PATTERN)
     campaign_name: str = Field(max_length=200)
-    finished_at: datetime
+    finished_at: AwareDatetime
+    """When the campaign was settled (with its zone: entries are compared and sorted by it)."""
     results: list[EntryResult] = Field(default_factory=list)
 
     @property
@@ -127,6 +138,10 @@ class Leaderboard(_Model):
     prior_sd: float
     attackers: list[RatedPlayer]
     defenders: list[RatedPlayer]
+    unrated_attackers: int = 0
+    """Attackers left out of the table, beyond the :data:`MAX_RATED_PLAYERS` most played."""
+    unrated_defenders: int = 0
+    """Defenders left out of the table, beyond the :data:`MAX_RATED_PLAYERS` most played."""
     pairings: list[PairingRecord]
     history: list[HistoryPoint]
     categories: list[str]
@@ -135,14 +150,24 @@ class Leaderboard(_Model):
 
 def attacker_player(attacker: AttackerSpec, model: str | None) -> str:
     """The leaderboard name of an attacker: strategy, converters (with their parameters) and
-    model, whatever the campaign labelled it."""
+    model, whatever the campaign labelled it (:func:`bounded_name` when that is too long)."""
     name = "+".join([attacker.strategy, *(converter.label for converter in attacker.converters)])
-    return f"{name} @ {model}" if model else name
+    return bounded_name(f"{name} @ {model}" if model else name)
 
 
 def defender_player(name: str, profile: str | None) -> str:
     """The leaderboard name of a defender: its name, and its built-in profile if it has one."""
-    return f"{name} ({profile})" if profile else name
+    return bounded_name(f"{name} ({profile})" if profile else name)
+
+
+def bounded_name(name: str) -> str:
+    """``name`` itself up to :data:`MAX_PLAYER_NAME` characters; a longer one (a converter's
+    long parameter, say) is cut and ends with a digest of the whole, so two long names that
+    differ after the cut stay two players."""
+    if len(name) <= MAX_PLAYER_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: MAX_PLAYER_NAME - 17]}... #{digest}"
 
 
 def entry_for(
@@ -186,38 +211,82 @@ def build_leaderboard(
     since: datetime | None = None,
     bootstrap_rounds: int = BOOTSTRAP_ROUNDS,
     history_points: int = HISTORY_POINTS,
+    max_players: int = MAX_RATED_PLAYERS,
 ) -> Leaderboard:
     """The leaderboard over ``entries``: those finished at or after ``since``, counting only the
-    contests on objectives of ``category`` when one is given."""
+    contests on objectives of ``category`` when one is given.
+
+    At most ``max_players`` attackers and as many defenders are rated, those with the most
+    contests; the others are counted (``unrated_attackers``, ``unrated_defenders``) and their
+    contests left out. The bootstrap takes fewer rounds than ``bootstrap_rounds`` (never under
+    :data:`MIN_BOOTSTRAP_ROUNDS`) when the players are so many that the full count would take
+    more than :data:`FIT_BUDGET`; the table says how many it took.
+    """
     ordered = sorted(entries, key=lambda entry: (entry.finished_at, entry.campaign_id))
     categories = sorted({c for entry in ordered for result in entry.results for c in result.categories})
     if since is not None:
         ordered = [entry for entry in ordered if entry.finished_at >= since]
     chosen = [(entry, _pairings(entry, category)) for entry in ordered]
     chosen = [(entry, pairings) for entry, pairings in chosen if pairings]
-    totals: dict[tuple[str, str], list[int]] = {}
-    history: list[HistoryPoint] = []
-    first_point = max(0, len(chosen) - history_points)
-    for position, (entry, pairings) in enumerate(chosen):
+    rated_attackers, unrated_attackers = _most_played(chosen, "attacker", max_players)
+    rated_defenders, unrated_defenders = _most_played(chosen, "defender", max_players)
+    # Each (attacker, defender) of the rated players is a column; each campaign adds its counts.
+    columns: dict[tuple[str, str], int] = {}
+    added: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
+    for _, pairings in chosen:
+        at: list[int] = []
+        wins: list[int] = []
+        matches: list[int] = []
         for pairing in pairings:
-            cell = totals.setdefault((pairing.attacker, pairing.defender), [0, 0])
-            cell[0] += pairing.attacker_wins
-            cell[1] += pairing.matches
-        if position >= first_point:
-            point = fit_pairings(_as_pairings(totals), bootstrap_rounds=0)
-            history.append(
-                HistoryPoint(
-                    campaign_id=entry.campaign_id,
-                    campaign_name=entry.campaign_name,
-                    finished_at=entry.finished_at,
-                    matches=point.matches,
-                    ratings=[
-                        HistoryRating(side=p.side, name=p.name, rating=round(p.rating, 1))
-                        for p in [*point.attackers, *point.defenders]
-                    ],
-                )
+            if pairing.attacker in rated_attackers and pairing.defender in rated_defenders:
+                at.append(columns.setdefault((pairing.attacker, pairing.defender), len(columns)))
+                wins.append(pairing.attacker_wins)
+                matches.append(pairing.matches)
+        added.append(
+            (
+                np.array(at, dtype=np.intp),
+                np.array(wins, dtype=np.float64),
+                np.array(matches, dtype=np.float64),
             )
-    ratings = fit_pairings(_as_pairings(totals), bootstrap_rounds=bootstrap_rounds)
+        )
+    first_point = max(0, len(chosen) - history_points)
+    total_wins = np.zeros(len(columns))
+    total_trials = np.zeros(len(columns))
+    snapshot_wins = np.zeros((len(chosen) - first_point, len(columns)))
+    snapshot_trials = np.zeros_like(snapshot_wins)
+    for position, (cells_at, cell_wins, cell_matches) in enumerate(added):
+        np.add.at(total_wins, cells_at, cell_wins)
+        np.add.at(total_trials, cells_at, cell_matches)
+        if position >= first_point:
+            snapshot_wins[position - first_point] = total_wins
+            snapshot_trials[position - first_point] = total_trials
+    cells = list(columns)
+    history = [
+        HistoryPoint(
+            campaign_id=entry.campaign_id,
+            campaign_name=entry.campaign_name,
+            finished_at=entry.finished_at,
+            matches=int(trials.sum()),
+            ratings=[HistoryRating(side=p.side, name=p.name, rating=round(p.rating, 1)) for p in table],
+        )
+        for (entry, _), trials, table in zip(
+            chosen[first_point:],
+            snapshot_trials,
+            fit_snapshots(cells, snapshot_wins, snapshot_trials),
+            strict=True,
+        )
+    ]
+    totals = [
+        Pairing(attacker, defender, int(total_wins[i]), int(total_trials[i]))
+        for i, (attacker, defender) in enumerate(cells)
+    ]
+    rounds = bootstrap_rounds
+    cost = min(len(rated_attackers), len(rated_defenders)) ** 2 * max(
+        len(rated_attackers), len(rated_defenders)
+    )
+    if rounds > 0 and cost * rounds > FIT_BUDGET:
+        rounds = max(min(rounds, MIN_BOOTSTRAP_ROUNDS), FIT_BUDGET // cost)
+    ratings = fit_pairings(totals, bootstrap_rounds=rounds)
     return Leaderboard(
         category=category,
         since=since,
@@ -227,10 +296,26 @@ def build_leaderboard(
         prior_sd=PRIOR_SD,
         attackers=[_rated(p) for p in ratings.attackers],
         defenders=[_rated(p) for p in ratings.defenders],
+        unrated_attackers=unrated_attackers,
+        unrated_defenders=unrated_defenders,
         pairings=_pairing_records(ratings),
         history=history,
         categories=categories,
     )
+
+
+def _most_played(
+    chosen: list[tuple[LeaderboardEntry, list[Pairing]]], side: Side, limit: int
+) -> tuple[set[str], int]:
+    """The ``limit`` players of ``side`` with the most contests (ties by name), and how many
+    players were left out."""
+    played: dict[str, int] = {}
+    for _, pairings in chosen:
+        for pairing in pairings:
+            name = pairing.attacker if side == "attacker" else pairing.defender
+            played[name] = played.get(name, 0) + pairing.matches
+    ranked = sorted(played, key=lambda name: (-played[name], name))
+    return set(ranked[:limit]), max(0, len(ranked) - limit)
 
 
 def _pairings(entry: LeaderboardEntry, category: str | None) -> list[Pairing]:
@@ -239,10 +324,6 @@ def _pairings(entry: LeaderboardEntry, category: str | None) -> list[Pairing]:
         for result in entry.results
         if category is None or category in result.categories
     ]
-
-
-def _as_pairings(totals: dict[tuple[str, str], list[int]]) -> list[Pairing]:
-    return [Pairing(a, d, wins, n) for (a, d), (wins, n) in totals.items()]
 
 
 def _rated(player: PlayerRating) -> RatedPlayer:
@@ -269,6 +350,7 @@ def _pairing_records(ratings: Ratings) -> list[PairingRecord]:
 
 __all__ = [
     "HISTORY_POINTS",
+    "MAX_RATED_PLAYERS",
     "EntryResult",
     "HistoryPoint",
     "Leaderboard",
@@ -276,6 +358,7 @@ __all__ = [
     "PairingRecord",
     "RatedPlayer",
     "attacker_player",
+    "bounded_name",
     "build_leaderboard",
     "defender_player",
     "entry_for",

@@ -1179,6 +1179,18 @@
     return encodeURIComponent(String(value)).replace(/%3A/gi, ":");
   }
 
+  /** True for a date, or date and time, the API takes: the pattern, and a day, hour and zone that exist. */
+  function isSince(value) {
+    if (!SINCE_PATTERN.test(value)) return false;
+    const [, y, mo, d, hh, mi, ss] = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(value).map(Number);
+    const day = new Date(0);
+    day.setUTCFullYear(y, mo - 1, d); // not Date.UTC, which reads years 0-99 as 1900-1999
+    if (y < 1 || day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+    if ((hh || 0) > 23 || (mi || 0) > 59 || (ss || 0) > 59) return false;
+    const zone = /[+-](\d{2}):?(\d{2})$/.exec(value.slice(10));
+    return !zone || (Number(zone[1]) <= 23 && Number(zone[2]) <= 59);
+  }
+
   function leaderboardQuery(filters) {
     const parts = [];
     if (filters.category) parts.push("category=" + queryValue(filters.category));
@@ -1199,7 +1211,7 @@
     // A "+" of a time zone arrives as a space when it was not encoded.
     const since = (params.get("since") || "").trim().replace(/ (\d{2}:?\d{2})$/, "+$1");
     if (since) {
-      if (SINCE_PATTERN.test(since)) filters.since = since;
+      if (isSince(since)) filters.since = since;
       else ignored.push("since “" + clip(since, 40) + "” (a date such as 2025-11-30)");
     }
     return { filters, ignored };
@@ -1347,7 +1359,13 @@
         h("strong", { testid: "leaderboard-campaigns" }, count(board.campaigns, "settled campaign", "settled campaigns")),
         ". Bradley-Terry ratings on a chess-like scale centred on 1000: higher is stronger on both sides "
           + "(a defender rated higher holds better). The bar is the 95% interval from "
-          + fmtInt(board.bootstrap_rounds) + " bootstrap rounds; the mark is the rating."),
+          + fmtInt(board.bootstrap_rounds) + " bootstrap rounds; the mark is the rating.",
+        num(board.unrated_attackers) || num(board.unrated_defenders)
+          ? h("span", { testid: "leaderboard-unrated" }, " Not rated: "
+            + count(board.unrated_attackers, "attacker", "attackers") + " and "
+            + count(board.unrated_defenders, "defender", "defenders")
+            + " beyond the most played of each side, with their matches.")
+          : null),
       h("div", { class: "lb-sides" }, LEADERBOARD_SIDES.map(([side, title, testid]) =>
         section(title, ratingsTable(side, players[side], scale, testid),
           h("span", { class: "muted" }, count(players[side].length, side, side + "s"))))),
@@ -1391,7 +1409,7 @@
           h("div", { class: "sub" }, "Every settled campaign's played matches, rated together.")),
         h("div", { class: "filters" },
           h("label", { for: "leaderboard-category" }, "OWASP category"), select,
-          h("label", { for: "leaderboard-since" }, "Finished since"), since)),
+          h("label", { for: "leaderboard-since", title: "the day starts at 00:00 UTC" }, "Finished since (UTC)"), since)),
       content));
 
     // A filter changes the hash in place (no new history entry per keystroke) and re-fetches.
@@ -1409,7 +1427,7 @@
     select.addEventListener("change", () => applyFilters({ ...filters, category: select.value || null }));
     since.addEventListener("change", () => {
       const value = since.value;
-      if (value && !SINCE_PATTERN.test(value)) return; // a date still being typed
+      if (value && !isSince(value)) return; // a date still being typed
       // A date-time from the hash stays while its day is the one shown.
       const kept = filters.since && value && filters.since.slice(0, 10) === value ? filters.since : value;
       applyFilters({ ...filters, since: kept || null });
