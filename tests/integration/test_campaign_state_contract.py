@@ -53,7 +53,9 @@ pytestmark = pytest.mark.asyncio
 
 CAMPAIGN_TTL_S = 60
 LONG_LEASE_S = 30.0
-SHORT_S = 0.2
+SHORT_S = 1.0
+"""A lease or lock meant to lapse: long enough that it cannot lapse between two consecutive
+calls of a test on a loaded machine (0.2 s once did, on a Redis Cluster in CI)."""
 DEADLINE_S = 5.0
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 CELL_KEYS_WITH_TTL = ("results", "summaries", "order", "counts", "errors", "attempts")
@@ -583,8 +585,13 @@ async def test_a_lease_lapses_after_lease_s(backend: Backend, defender_cap: int 
     campaign = await created(backend)
     cap = SlotRequest(campaign_cap=1, defender="alpha", defender_cap=defender_cap)
     holder, waiter = job_for(campaign, 0), job_for(campaign, 2)
-    assert await backend.store.acquire_slots(holder, cap, SHORT_S) == "taken"
+    # The holder's lease keeps the waiter out (checked under a long lease, which cannot lapse
+    # between the two calls however loaded the machine) ...
+    assert await backend.store.acquire_slots(holder, cap, LONG_LEASE_S) == "taken"
     assert await backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S) != "taken"
+    await backend.store.release_slots(holder)
+    # ... and a short one lapses by itself: the waiter gets in without a release.
+    assert await backend.store.acquire_slots(holder, cap, SHORT_S) == "taken"
     await eventually(
         lambda: _taken(backend.other_store.acquire_slots(waiter, cap, LONG_LEASE_S)),
         "the waiter takes the lease once the holder's lapsed",
