@@ -246,8 +246,10 @@ class Stack:
         return env
 
     def start_redis(self) -> str:
-        """The stack's Redis (``self.redis``)."""
-        self.redis = self._new_redis("redis")
+        """The stack's Redis (``self.redis``), started unless it runs already: a second one
+        would replace the first, which nothing would then stop."""
+        if self.redis is None:
+            self.redis = self._new_redis("redis")
         return self.redis.url
 
     def start_extra_redis(self, name: str) -> RedisServer:

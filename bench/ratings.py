@@ -124,7 +124,7 @@ def run(options: BenchOptions) -> Outcome:
     matches = options.scale(100_000, 20_000)
     entries = _entries(matches, seed=24)
     with stack(tracing=False) as built:
-        url = built.start_redis()
+        url = built.start_redis()  # the stack's own
         seconds, fitted, pairings = asyncio.run(_measure(url, entries, options.rounds))
     crowded, crowded_pairings, crowded_rounds = _crowded_seconds(options.rounds)
     worst = max(seconds)
