@@ -14,6 +14,7 @@ poll with a deadline, never a sleep that hopes something happened meanwhile.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ from arena_core.llm.usage import TokenUsage
 from arena_core.match_models import MatchResult, Outcome
 from arena_core.redis_state.keys import MATCH_QUEUE_GROUP
 from arena_core.stats import wilson_interval
-from arena_orchestrator import legacy_layout, redis_match_queue
+from arena_orchestrator import campaign_service, legacy_layout, redis_match_queue
 from arena_orchestrator.campaign_models import (
     Campaign,
     CampaignProgress,
@@ -40,7 +41,7 @@ from arena_orchestrator.campaign_spec import CampaignSpec
 from arena_orchestrator.campaign_store import MAX_RECENT_ERRORS, CampaignStore, SlotRequest
 from arena_orchestrator.errors import CampaignTooLargeError
 from arena_orchestrator.expansion import job_for
-from arena_orchestrator.leaderboard import EntryResult, LeaderboardEntry
+from arena_orchestrator.leaderboard import EntryResult, Leaderboard, LeaderboardEntry, build_leaderboard
 from arena_orchestrator.match_queue import Delivery, MatchQueue, QueuedMatch
 from arena_orchestrator.memory_campaign_store import MAX_FINISHED_CAMPAIGNS, MemoryCampaignStore
 from arena_orchestrator.progress import build_progress
@@ -1155,6 +1156,38 @@ async def test_a_leaderboard_read_enters_a_settled_campaign_a_worker_left_out(ba
     board = await backend.service(other=True).leaderboard()
     assert (board.campaigns, board.matches) == (0, 0), "a campaign with no contests adds no players"
     assert await backend.store.has_leaderboard_entry(campaign.id)
+
+
+async def test_leaderboard_reads_share_one_fit_that_a_reader_going_away_does_not_stop(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first_campaign, second_campaign = await created(backend), await created(backend)
+    await backend.store.add_leaderboard_entry(_entry(first_campaign))
+    fits: list[int] = []
+    started, go = threading.Event(), threading.Event()
+
+    def held_fit(*args: Any, **kwargs: Any) -> Leaderboard:
+        fits.append(1)
+        started.set()
+        assert go.wait(30), "the test never let the fit finish"
+        return build_leaderboard(*args, **kwargs)
+
+    monkeypatch.setattr(campaign_service, "build_leaderboard", held_fit)
+    service = backend.service()
+    leaving = asyncio.create_task(service.leaderboard())
+    assert await asyncio.to_thread(started.wait, 30), "the fit never started"
+    leaving.cancel()  # the reader goes away while the fit runs in its thread
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    staying = [asyncio.create_task(service.leaderboard()) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    go.set()
+    first, again = await asyncio.gather(*staying)
+    assert first is again and (first.campaigns, len(fits)) == (1, 1)
+    assert await service.leaderboard() is first, "the same campaigns: the fitted table"
+    await backend.store.add_leaderboard_entry(_entry(second_campaign))
+    assert (await service.leaderboard()).campaigns == 2
+    assert len(fits) == 2
 
 
 async def test_leaderboard_entries_outlive_the_campaigns(redis_backend: Backend) -> None:

@@ -197,3 +197,22 @@ def test_an_entry_without_a_time_zone_is_refused() -> None:
         LeaderboardEntry(
             campaign_id="c-00000000000000cc", campaign_name="naive", finished_at=datetime(2026, 11, 1)
         )
+
+
+def test_the_defenders_rated_are_those_the_rated_attackers_met() -> None:
+    def entry(index: int, *results: tuple[str, str, int]) -> LeaderboardEntry:
+        return LeaderboardEntry(
+            campaign_id=f"c-{index:016x}",
+            campaign_name=f"week {index}",
+            finished_at=T0 + timedelta(days=index),
+            results=[EntryResult(attacker=a, defender=d, attacker_wins=1, matches=n) for a, d, n in results],
+        )
+
+    # The most played attacker (a1) never met the most played defender (d1).
+    entries = [entry(1, ("a1", "d2", 5), ("a1", "d3", 5)), entry(2, ("a2", "d1", 8))]
+    board = build_leaderboard(entries, max_players=1, bootstrap_rounds=0)
+    assert ([p.name for p in board.attackers], [p.name for p in board.defenders]) == (["a1"], ["d2"])
+    assert (board.unrated_attackers, board.unrated_defenders) == (1, 2)
+    # The second campaign has no contest left in the table: it is not counted, nor in the history.
+    assert board.campaigns == 1
+    assert [point.campaign_name for point in board.history] == ["week 1"]

@@ -51,7 +51,7 @@ from arena_orchestrator.errors import (
     TooManyCampaignsError,
 )
 from arena_orchestrator.expansion import campaign_id_of, match_id_for
-from arena_orchestrator.leaderboard import Leaderboard, build_leaderboard, entry_for
+from arena_orchestrator.leaderboard import Leaderboard, LeaderboardEntry, build_leaderboard, entry_for
 from arena_orchestrator.match_queue import MatchQueue, QueuedMatch
 from arena_orchestrator.progress import build_progress
 
@@ -64,8 +64,9 @@ RETRY_AFTER_S = 30
 """The ``Retry-After`` of a submission refused because too many campaigns are unfinished."""
 LEADERBOARD_CATCH_UP = 500
 """How many of the newest campaigns a leaderboard read enters if a worker did not."""
-LEADERBOARD_TABLES = 16
-"""Fitted leaderboard tables a service keeps (by campaigns and filters)."""
+LEADERBOARD_TABLES = 4
+"""Fitted leaderboard tables a service keeps (by campaigns and filters; a crowded one is tens
+of MB)."""
 DEFAULT_MAX_ACTIVE_CAMPAIGNS: int = ArenaSettings.model_fields["orchestrator_max_active_campaigns"].default
 
 
@@ -94,10 +95,12 @@ class CampaignService:
         self._max_matches = max_campaign_matches
         self._builtin_attacker = builtin_attacker
         self._jaeger_url = jaeger_url
-        # Fitted tables by (entries, filters): entries are write-once, so the same campaigns
-        # give the same table. One fit at a time, off the event loop.
-        self._tables: OrderedDict[tuple[str, str | None, datetime | None], Leaderboard] = OrderedDict()
-        self._fitting = asyncio.Lock()
+        # Fits of the leaderboard by (entries, filters), done or running: entries are write-once,
+        # so the same campaigns give the same table. One fit at a time, off the event loop.
+        self._tables: OrderedDict[tuple[str, str | None, datetime | None], asyncio.Task[Leaderboard]] = (
+            OrderedDict()
+        )
+        self._fitting: asyncio.Lock | None = None
 
     async def submit(
         self, spec: CampaignSpec, trace_context: dict[str, str] | None = None
@@ -292,18 +295,33 @@ class CampaignService:
             entries = await self.store.leaderboard_entries()
         ids = hashlib.sha256(" ".join(sorted(entry.campaign_id for entry in entries)).encode()).hexdigest()
         key = (ids, category, since)
+        fit = self._tables.get(key)
+        if fit is None:
+            fit = asyncio.ensure_future(self._fit_leaderboard(entries, category=category, since=since))
+            fit.add_done_callback(lambda done: self._forget_failed_fit(key, done))
+            self._tables[key] = fit
+            while len(self._tables) > LEADERBOARD_TABLES:
+                self._tables.popitem(last=False)  # a running fit goes on for its own readers
+        else:
+            self._tables.move_to_end(key)
+        # Shielded: a reader that goes away (a closed connection) leaves the fit to the others.
+        return await asyncio.shield(fit)
+
+    async def _fit_leaderboard(
+        self, entries: list[LeaderboardEntry], *, category: str | None, since: datetime | None
+    ) -> Leaderboard:
+        if self._fitting is None:
+            self._fitting = asyncio.Lock()
         async with self._fitting:
-            table = self._tables.get(key)
-            if table is None:
-                # Up to seconds of numpy with hundreds of players: a thread, so the worker and the
-                # other requests of this process go on meanwhile.
-                table = await asyncio.to_thread(build_leaderboard, entries, category=category, since=since)
-                self._tables[key] = table
-                while len(self._tables) > LEADERBOARD_TABLES:
-                    self._tables.popitem(last=False)
-            else:
-                self._tables.move_to_end(key)
-        return table
+            # Up to seconds of numpy with hundreds of players: a thread, so the worker and the
+            # other requests of this process go on meanwhile.
+            return await asyncio.to_thread(build_leaderboard, entries, category=category, since=since)
+
+    def _forget_failed_fit(
+        self, key: tuple[str, str | None, datetime | None], fit: asyncio.Task[Leaderboard]
+    ) -> None:
+        if (fit.cancelled() or fit.exception() is not None) and self._tables.get(key) is fit:
+            del self._tables[key]
 
     async def _all_summaries(self, campaign_id: str) -> list[MatchSummary]:
         matches: list[MatchSummary] = []

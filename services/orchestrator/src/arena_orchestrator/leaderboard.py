@@ -139,9 +139,11 @@ class Leaderboard(_Model):
     attackers: list[RatedPlayer]
     defenders: list[RatedPlayer]
     unrated_attackers: int = 0
-    """Attackers left out of the table, beyond the :data:`MAX_RATED_PLAYERS` most played."""
+    """Attackers with contests that are not in the table (beyond the :data:`MAX_RATED_PLAYERS`
+    most played, or with no contest against a rated defender)."""
     unrated_defenders: int = 0
-    """Defenders left out of the table, beyond the :data:`MAX_RATED_PLAYERS` most played."""
+    """Defenders with contests that are not in the table (none among the
+    :data:`MAX_RATED_PLAYERS` the rated attackers played most)."""
     pairings: list[PairingRecord]
     history: list[HistoryPoint]
     categories: list[str]
@@ -216,9 +218,10 @@ def build_leaderboard(
     """The leaderboard over ``entries``: those finished at or after ``since``, counting only the
     contests on objectives of ``category`` when one is given.
 
-    At most ``max_players`` attackers and as many defenders are rated, those with the most
-    contests; the others are counted (``unrated_attackers``, ``unrated_defenders``) and their
-    contests left out. The bootstrap takes fewer rounds than ``bootstrap_rounds`` (never under
+    At most ``max_players`` attackers are rated, those with the most contests, and as many
+    defenders, those the rated attackers played most; the other players are counted
+    (``unrated_attackers``, ``unrated_defenders``) and their contests left out, and so is a
+    campaign with no contest left. The bootstrap takes fewer rounds than ``bootstrap_rounds`` (never under
     :data:`MIN_BOOTSTRAP_ROUNDS`) when the players are so many that the full count would take
     more than :data:`FIT_BUDGET`; the table says how many it took.
     """
@@ -228,12 +231,14 @@ def build_leaderboard(
         ordered = [entry for entry in ordered if entry.finished_at >= since]
     chosen = [(entry, _pairings(entry, category)) for entry in ordered]
     chosen = [(entry, pairings) for entry, pairings in chosen if pairings]
-    rated_attackers, unrated_attackers = _most_played(chosen, "attacker", max_players)
-    rated_defenders, unrated_defenders = _most_played(chosen, "defender", max_players)
+    # The most played attackers, then the defenders most played by them: a defender met only
+    # by attackers left out would have nobody to be rated against.
+    rated_attackers = _most_played(chosen, "attacker", max_players, among=None)
+    rated_defenders = _most_played(chosen, "defender", max_players, among=rated_attackers)
     # Each (attacker, defender) of the rated players is a column; each campaign adds its counts.
     columns: dict[tuple[str, str], int] = {}
-    added: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
-    for _, pairings in chosen:
+    kept: list[tuple[LeaderboardEntry, _Counts]] = []
+    for entry, pairings in chosen:
         at: list[int] = []
         wins: list[int] = []
         matches: list[int] = []
@@ -242,19 +247,19 @@ def build_leaderboard(
                 at.append(columns.setdefault((pairing.attacker, pairing.defender), len(columns)))
                 wins.append(pairing.attacker_wins)
                 matches.append(pairing.matches)
-        added.append(
-            (
+        if at:
+            counts = (
                 np.array(at, dtype=np.intp),
                 np.array(wins, dtype=np.float64),
                 np.array(matches, dtype=np.float64),
             )
-        )
-    first_point = max(0, len(chosen) - history_points)
+            kept.append((entry, counts))
+    first_point = max(0, len(kept) - history_points)
     total_wins = np.zeros(len(columns))
     total_trials = np.zeros(len(columns))
-    snapshot_wins = np.zeros((len(chosen) - first_point, len(columns)))
+    snapshot_wins = np.zeros((len(kept) - first_point, len(columns)))
     snapshot_trials = np.zeros_like(snapshot_wins)
-    for position, (cells_at, cell_wins, cell_matches) in enumerate(added):
+    for position, (_, (cells_at, cell_wins, cell_matches)) in enumerate(kept):
         np.add.at(total_wins, cells_at, cell_wins)
         np.add.at(total_trials, cells_at, cell_matches)
         if position >= first_point:
@@ -270,7 +275,7 @@ def build_leaderboard(
             ratings=[HistoryRating(side=p.side, name=p.name, rating=round(p.rating, 1)) for p in table],
         )
         for (entry, _), trials, table in zip(
-            chosen[first_point:],
+            kept[first_point:],
             snapshot_trials,
             fit_snapshots(cells, snapshot_wins, snapshot_trials),
             strict=True,
@@ -287,17 +292,19 @@ def build_leaderboard(
     if rounds > 0 and cost * rounds > FIT_BUDGET:
         rounds = max(min(rounds, MIN_BOOTSTRAP_ROUNDS), FIT_BUDGET // cost)
     ratings = fit_pairings(totals, bootstrap_rounds=rounds)
+    every_attacker = {p.attacker for _, pairings in chosen for p in pairings}
+    every_defender = {p.defender for _, pairings in chosen for p in pairings}
     return Leaderboard(
         category=category,
         since=since,
-        campaigns=len(chosen),
+        campaigns=len(kept),
         matches=ratings.matches,
         bootstrap_rounds=ratings.bootstrap_rounds,
         prior_sd=PRIOR_SD,
         attackers=[_rated(p) for p in ratings.attackers],
         defenders=[_rated(p) for p in ratings.defenders],
-        unrated_attackers=unrated_attackers,
-        unrated_defenders=unrated_defenders,
+        unrated_attackers=len(every_attacker) - len(ratings.attackers),
+        unrated_defenders=len(every_defender) - len(ratings.defenders),
         pairings=_pairing_records(ratings),
         history=history,
         categories=categories,
@@ -305,17 +312,25 @@ def build_leaderboard(
 
 
 def _most_played(
-    chosen: list[tuple[LeaderboardEntry, list[Pairing]]], side: Side, limit: int
-) -> tuple[set[str], int]:
-    """The ``limit`` players of ``side`` with the most contests (ties by name), and how many
-    players were left out."""
+    chosen: list[tuple[LeaderboardEntry, list[Pairing]]], side: Side, limit: int, *, among: set[str] | None
+) -> set[str]:
+    """The ``limit`` players of ``side`` with the most contests (ties by name), counting only
+    the contests against the players ``among`` when given."""
     played: dict[str, int] = {}
     for _, pairings in chosen:
         for pairing in pairings:
-            name = pairing.attacker if side == "attacker" else pairing.defender
-            played[name] = played.get(name, 0) + pairing.matches
-    ranked = sorted(played, key=lambda name: (-played[name], name))
-    return set(ranked[:limit]), max(0, len(ranked) - limit)
+            name, opponent = (
+                (pairing.attacker, pairing.defender)
+                if side == "attacker"
+                else (pairing.defender, pairing.attacker)
+            )
+            if among is None or opponent in among:
+                played[name] = played.get(name, 0) + pairing.matches
+    return set(sorted(played, key=lambda name: (-played[name], name))[:limit])
+
+
+_Counts = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+"""A campaign's counts for the table: each pairing's column, its attacker's wins, its matches."""
 
 
 def _pairings(entry: LeaderboardEntry, category: str | None) -> list[Pairing]:

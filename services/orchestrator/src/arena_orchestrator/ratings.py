@@ -50,7 +50,8 @@ SCALE = 400.0 / math.log(10.0)
 NEWTON_STEPS = 50
 TOLERANCE = 1e-9
 BATCH_BYTES = 64 * 1024 * 1024
-"""About how much memory the matrices of one batch of bootstrap fits may take."""
+"""About how much memory the arrays of one batch of fits (bootstrap rounds, history points)
+may take while a Newton step runs, the draws of a bootstrap batch included."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -179,12 +180,19 @@ def fit_pairings(
     if bootstrap_rounds > 0:
         # Every match is one of 2 x pairings cells (a pairing, won or lost); drawing ``total``
         # matches with replacement is one multinomial draw over those cells.
+        # The draws come batch by batch from one generator: the same samples as drawing them
+        # all at once, without holding every round's counts.
         shares = np.concatenate([wins, trials - wins]) / total
-        draws = np.random.default_rng(seed).multinomial(total, shares, size=bootstrap_rounds)
-        resampled_wins = draws[:, : len(pairings)].astype(np.float64)
-        resampled_trials = resampled_wins + draws[:, len(pairings) :]
-        # Each resample's fit starts from the full fit, a few Newton steps away.
-        samples = _centred(_fit(players, resampled_wins, resampled_trials, start=theta))
+        rng = np.random.default_rng(seed)
+        batch = _batch_size(players, len(pairings))
+        parts = []
+        for done in range(0, bootstrap_rounds, batch):
+            draws = rng.multinomial(total, shares, size=min(batch, bootstrap_rounds - done))
+            resampled_wins = draws[:, : len(pairings)].astype(np.float64)
+            resampled_trials = resampled_wins + draws[:, len(pairings) :]
+            # Each resample's fit starts from the full fit, a few Newton steps away.
+            parts.append(_fit_batch(players, resampled_wins, resampled_trials, theta))
+        samples = _centred(np.concatenate(parts, axis=0))
         low, high = np.percentile(samples, [2.5, 97.5], axis=0)
 
     # Each player's record: an attacker's wins are its pairings' wins; a defender's are the rest.
@@ -312,21 +320,27 @@ def _centred(theta: FloatArray) -> FloatArray:
     return centred
 
 
-def _fit(
-    players: _Players, wins: FloatArray, trials: FloatArray, start: FloatArray | None = None
-) -> FloatArray:
+def _fit(players: _Players, wins: FloatArray, trials: FloatArray) -> FloatArray:
     """Penalised maximum-likelihood strengths for each row of ``wins``/``trials``: fits x
-    pairings in, fits x players (attackers, then defenders) out. Newton's method from ``start``
-    (one row for every fit; zeros when not given), in batches of fits that keep the matrices
-    under :data:`BATCH_BYTES`."""
-    fits = wins.shape[0]
-    per_fit = 8 * (players.attackers * players.defenders + min(players.attackers, players.defenders) ** 2)
-    batch = max(1, BATCH_BYTES // max(per_fit, 1))
-    first = np.zeros(players.count) if start is None else start
+    pairings in, fits x players (attackers, then defenders) out. Newton's method from zero, in
+    batches of :func:`_batch_size` fits."""
+    batch = _batch_size(players, wins.shape[1])
+    start = np.zeros(players.count)
     parts = [
-        _fit_batch(players, wins[i : i + batch], trials[i : i + batch], first) for i in range(0, fits, batch)
+        _fit_batch(players, wins[i : i + batch], trials[i : i + batch], start)
+        for i in range(0, wins.shape[0], batch)
     ]
     return np.concatenate(parts, axis=0)
+
+
+def _batch_size(players: _Players, pairings: int) -> int:
+    """How many fits a batch holds for a Newton step's arrays to stay within about
+    :data:`BATCH_BYTES`: per fit, the attacker x defender weights and the arrays made from
+    them, the Schur complement, and a dozen arrays over the pairings (an upper bound: the
+    peaks measured were 0.6-0.7 of it)."""
+    smaller = min(players.attackers, players.defenders)
+    per_fit = 8 * (4 * players.attackers * players.defenders + 3 * smaller**2 + 12 * pairings)
+    return max(1, BATCH_BYTES // max(per_fit, 1))
 
 
 def _fit_batch(players: _Players, wins: FloatArray, trials: FloatArray, start: FloatArray) -> FloatArray:

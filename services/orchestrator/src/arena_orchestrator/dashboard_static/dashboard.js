@@ -1159,7 +1159,7 @@
   // What GET /v1/leaderboard accepts (an OWASP id, an ISO date or date-time).
   const CATEGORY_PATTERN = /^[A-Z]{3}[0-9]{2}(:[0-9]{4})?$/;
   const SINCE_PATTERN = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-  const LEADERBOARD_POLL_MS = 30000; // settled campaigns arrive rarely; every read refits the table
+  const LEADERBOARD_POLL_MS = 30000; // settled campaigns arrive rarely; a new one means a new fit
   const HISTORY_ROWS = 12; // the latest points of the history shown
   const LEADERBOARD_SIDES = [
     ["attacker", "Attackers", "leaderboard-attackers"],
