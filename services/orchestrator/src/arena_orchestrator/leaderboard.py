@@ -221,9 +221,9 @@ def build_leaderboard(
     At most ``max_players`` attackers are rated, those with the most contests, and as many
     defenders, those the rated attackers played most; the other players are counted
     (``unrated_attackers``, ``unrated_defenders``) and their contests left out, and so is a
-    campaign with no contest left. The bootstrap takes fewer rounds than ``bootstrap_rounds`` (never under
-    :data:`MIN_BOOTSTRAP_ROUNDS`) when the players are so many that the full count would take
-    more than :data:`FIT_BUDGET`; the table says how many it took.
+    campaign with no contest left. The bootstrap takes fewer rounds than ``bootstrap_rounds``
+    (never under :data:`MIN_BOOTSTRAP_ROUNDS`) when the players are so many that the full
+    count would take more than :data:`FIT_BUDGET`; the table says how many it took.
     """
     ordered = sorted(entries, key=lambda entry: (entry.finished_at, entry.campaign_id))
     categories = sorted({c for entry in ordered for result in entry.results for c in result.categories})

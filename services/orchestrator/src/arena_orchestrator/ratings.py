@@ -231,7 +231,7 @@ def fit_snapshots(
     cells: Sequence[tuple[str, str]], wins: FloatArray, trials: FloatArray
 ) -> list[list[PlayerRating]]:
     """The ratings (no intervals) of the players present in each snapshot, as
-    :func:`fit_pairings` would give them snapshot by snapshot, fitted in one batch.
+    :func:`fit_pairings` would give them snapshot by snapshot, fitted together (in batches).
 
     ``cells`` names the (attacker, defender) of each column of ``wins`` and ``trials``
     (snapshots x cells: a snapshot's wins and matches of every pairing, 0 where it has none).
@@ -349,8 +349,8 @@ def _fit_batch(players: _Players, wins: FloatArray, trials: FloatArray, start: F
     The negative Hessian of the penalised log-likelihood has a block form: a diagonal for the
     attackers, a diagonal for the defenders, and between them the weights ``-w`` of the
     pairings (``w = n p (1 - p)``). A Newton step solves it through the Schur complement of
-    the larger side's diagonal, so its cost grows with the smaller side cubed times the larger
-    one, not with all the players cubed.
+    the larger side's diagonal, so its cost grows with the smaller side squared times the
+    larger one, not with all the players cubed.
     """
     fits = wins.shape[0]
     n_a, n_d = players.attackers, players.defenders
