@@ -46,8 +46,13 @@ def _otel(receiver: OtlpReceiver, protocol: str) -> dict[str, str]:
 def _complete(received: list[ReceivedSpan], trace_id: str) -> bool:
     trace = [s for s in received if s.trace_id == trace_id]
     names = [s.name for s in trace]
+    ids = {s.span_id for s in trace}
     return (
-        {s.service_name for s in trace} >= set(SERVICES)
+        # Every span's parent is in: the services export in their own batches, so a defender's
+        # span can arrive before the attacker's turn it descends from (which once failed the
+        # ancestry assertions below in CI).
+        all(s.parent_span_id is None or s.parent_span_id in ids for s in trace)
+        and {s.service_name for s in trace} >= set(SERVICES)
         and {"arena.match", "invoke_agent arena-attacker", "arena.turn", "invoke_agent arena-defender"}
         <= set(names)
         and any(n.startswith("chat ") for n in names)
