@@ -38,6 +38,8 @@ from arena.local_services import LOOPBACK, free_port
 
 CHUNK = 65_536
 START_TIMEOUT_S = 30.0
+HANDLER_START_TURNS = 5
+"""Loop turns from an accepted connection to its handler running (accept task, protocol, handler)."""
 _METHODS = (b"GET ", b"POST ", b"PUT ", b"PATCH ", b"DELETE ", b"HEAD ", b"OPTIONS ")
 
 
@@ -232,10 +234,18 @@ class RoundRobinProxy:
         async def close() -> None:
             if self._server is not None:
                 self._server.close()
+            # A connection accepted just before the close is a bare socket until asyncio's own
+            # task wraps it and starts our handler: cancelled before its first step, that task
+            # never runs, and the socket is left to the garbage collector (an "unclosed socket"
+            # ResourceWarning that failed a later test). A few loop turns let each one start,
+            # so the handler's cleanup closes it when cancelled.
+            for _ in range(HANDLER_START_TURNS):
+                await asyncio.sleep(0)
             tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.sleep(0)  # the connection-lost callbacks of the transports just closed
 
         with contextlib.suppress(RuntimeError, TimeoutError):
             asyncio.run_coroutine_threadsafe(close(), loop).result(timeout=START_TIMEOUT_S)
