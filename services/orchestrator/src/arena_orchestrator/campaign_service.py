@@ -43,7 +43,7 @@ from arena_orchestrator.campaign_models import (
     ProtocolProbeRun,
 )
 from arena_orchestrator.campaign_spec import CampaignSpec
-from arena_orchestrator.campaign_store import CampaignState, CampaignStore
+from arena_orchestrator.campaign_store import CampaignStore
 from arena_orchestrator.errors import (
     BuiltinAttackerMissingError,
     CampaignTooLargeError,
@@ -261,10 +261,7 @@ class CampaignService:
         # The status first: a running campaign (every record but the last) costs one read.
         if await self.store.status(campaign_id) not in FINAL_STATUSES:
             return False
-        return await self._enter(await self.store.get(campaign_id), await self.store.state(campaign_id))
-
-    async def _enter(self, campaign: Campaign | None, state: CampaignState | None) -> bool:
-        """:meth:`enter_into_leaderboard` with the campaign and its state read already."""
+        campaign, state = await self.store.get(campaign_id), await self.store.state(campaign_id)
         if campaign is None or state is None or state.status not in FINAL_STATUSES:
             return False
         if state.done < campaign.total or await self.store.has_leaderboard_entry(campaign.id):
